@@ -1,0 +1,51 @@
+"""The scheduler's settings, read through django.conf so tests can override them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+
+
+def lease() -> timedelta:
+    """A running run whose heartbeat is older than this belongs to a dead worker."""
+    return timedelta(seconds=float(settings.JOBS_LEASE_SECONDS))
+
+
+def heartbeat_interval() -> float:
+    """Seconds between heartbeats: a third of the lease, so two may be missed safely."""
+    return float(settings.JOBS_LEASE_SECONDS) / 3.0
+
+
+def misfire_grace() -> timedelta:
+    return timedelta(seconds=float(settings.JOBS_MISFIRE_GRACE_SECONDS))
+
+
+def shutdown_grace() -> float:
+    return float(settings.JOBS_SHUTDOWN_GRACE_SECONDS)
+
+
+def claim_batch() -> int:
+    return int(settings.JOBS_CLAIM_BATCH)
+
+
+def executor_path() -> str:
+    return str(settings.JOBS_EXECUTOR)
+
+
+@dataclass(frozen=True)
+class SimulationSettings:
+    min_seconds: float
+    max_seconds: float
+    failure_rate: float
+    seed: int | None
+
+
+def simulation() -> SimulationSettings:
+    return SimulationSettings(
+        min_seconds=float(settings.JOBS_SIM_MIN_SECONDS),
+        max_seconds=float(settings.JOBS_SIM_MAX_SECONDS),
+        failure_rate=float(settings.JOBS_SIM_FAILURE_RATE),
+        seed=settings.JOBS_SIM_SEED,
+    )

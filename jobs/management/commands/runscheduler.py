@@ -1,0 +1,72 @@
+"""`python manage.py runscheduler`: the long-running scheduler (and its worker threads)."""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from jobs.scheduler import DEFAULT_TICK, DEFAULT_WORKERS, Scheduler
+
+MAX_WORKERS = 256
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise CommandError(f"--workers must be a whole number, got {text!r}") from None
+    if not 1 <= value <= MAX_WORKERS:
+        raise CommandError(f"--workers must be between 1 and {MAX_WORKERS}, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise CommandError(f"--tick must be a number of seconds, got {text!r}") from None
+    if not 0.01 <= value <= 3600:
+        raise CommandError(f"--tick must be between 0.01 and 3600 seconds, got {value}")
+    return value
+
+
+class Command(BaseCommand):
+    help = "Run due jobs on time: claims due runs, executes them in worker threads, reaps."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--workers",
+            type=_positive_int,
+            default=DEFAULT_WORKERS,
+            help=f"worker threads executing runs (default {DEFAULT_WORKERS})",
+        )
+        parser.add_argument(
+            "--once",
+            action="store_true",
+            help="one full pass: claim what is due, run it to the end, reap, exit",
+        )
+        parser.add_argument(
+            "--tick",
+            type=_positive_float,
+            default=DEFAULT_TICK,
+            help=f"longest sleep between passes, in seconds (default {DEFAULT_TICK})",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        scheduler = Scheduler(workers=options["workers"], tick=options["tick"])
+        if options["once"]:
+            stats = scheduler.run_once()
+            self.stdout.write(
+                f"claimed {stats.claimed} runs, ran {stats.fed}, reaped {stats.reaped}"
+            )
+            return
+
+        def stop(signum: int, frame: object) -> None:
+            # Only set a flag: the loop notices it between units of work.
+            scheduler.request_stop()
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        scheduler.serve()

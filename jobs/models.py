@@ -1,0 +1,369 @@
+"""Jobs and their runs.
+
+Invariants live in the database (CheckConstraint / UniqueConstraint), not only here:
+several scheduler processes write these tables and only the database sees them all.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from jobs import schedules
+
+NAME_MAX_LENGTH = 200
+COMMAND_MAX_LENGTH = 1000
+DESCRIPTION_MAX_LENGTH = 2000
+MAX_RETRIES_LIMIT = 10
+DEFAULT_RETRY_BACKOFF_SECONDS = 10
+MAX_RETRY_BACKOFF_SECONDS = 86400
+
+
+class ScheduleType(models.TextChoices):
+    ONCE = "once", _("Once")
+    INTERVAL = "interval", _("Every N units")
+
+
+class IntervalUnit(models.TextChoices):
+    SECOND = schedules.SECOND, _("seconds")
+    MINUTE = schedules.MINUTE, _("minutes")
+    HOUR = schedules.HOUR, _("hours")
+    DAY = schedules.DAY, _("days")
+
+
+class MisfirePolicy(models.TextChoices):
+    COALESCE = schedules.COALESCE, _("Run once for all missed occurrences")
+    SKIP = schedules.SKIP, _("Skip missed occurrences")
+
+
+class RunStatus(models.TextChoices):
+    PENDING = "pending", _("Pending")
+    RUNNING = "running", _("Running")
+    SUCCESS = "success", _("Succeeded")
+    FAILED = "failed", _("Failed")
+
+
+FINISHED_STATUSES = (RunStatus.SUCCESS, RunStatus.FAILED)
+
+
+class Trigger(models.TextChoices):
+    SCHEDULE = "schedule", _("Schedule")
+    MANUAL = "manual", _("Run now")
+    RETRY = "retry", _("Retry")
+
+
+# Fields whose change moves the job to a new schedule (and recomputes next_run_at).
+SCHEDULE_FIELDS = ("schedule_type", "scheduled_at", "interval", "interval_unit", "is_active")
+# Fields the scheduler owns; saving a job edited in a form must not write back stale copies.
+SCHEDULER_FIELDS = ("next_run_at", "last_run_at", "last_run_status")
+
+
+class JobQuerySet(models.QuerySet["Job"]):
+    def due(self, now: datetime) -> JobQuerySet:
+        """Active jobs whose next occurrence has come (index jobs_job_due)."""
+        return self.filter(is_active=True, next_run_at__lte=now)
+
+    def next_due_at(self) -> datetime | None:
+        """When the earliest active job comes due (index jobs_job_due)."""
+        return (
+            self.filter(is_active=True, next_run_at__isnull=False)
+            .order_by("next_run_at")
+            .values_list("next_run_at", flat=True)
+            .first()
+        )
+
+
+class Job(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(_("name"), max_length=NAME_MAX_LENGTH)
+    description = models.TextField(_("description"), blank=True, max_length=DESCRIPTION_MAX_LENGTH)
+    command = models.CharField(
+        _("command"),
+        max_length=COMMAND_MAX_LENGTH,
+        help_text=_("What the job runs. Execution is simulated unless another executor is set."),
+    )
+    schedule_type = models.CharField(
+        _("schedule"), max_length=16, choices=ScheduleType.choices, default=ScheduleType.INTERVAL
+    )
+    scheduled_at = models.DateTimeField(
+        _("run at"),
+        null=True,
+        blank=True,
+        help_text=_("Once: when to run. Every N units: when the first run happens (optional)."),
+    )
+    interval = models.PositiveIntegerField(
+        _("every"), null=True, blank=True, validators=[MinValueValidator(1)]
+    )
+    interval_unit = models.CharField(
+        _("unit"), max_length=16, choices=IntervalUnit.choices, blank=True
+    )
+    misfire_policy = models.CharField(
+        _("after downtime"),
+        max_length=16,
+        choices=MisfirePolicy.choices,
+        default=MisfirePolicy.COALESCE,
+    )
+    max_retries = models.PositiveSmallIntegerField(
+        _("retries"),
+        default=0,
+        validators=[MaxValueValidator(MAX_RETRIES_LIMIT)],
+        help_text=_("How many times a failed run is tried again."),
+    )
+    retry_backoff_seconds = models.PositiveIntegerField(
+        _("retry backoff (seconds)"),
+        default=DEFAULT_RETRY_BACKOFF_SECONDS,
+        validators=[MaxValueValidator(MAX_RETRY_BACKOFF_SECONDS)],
+        help_text=_("Wait before the first retry; doubles for each further one."),
+    )
+    is_active = models.BooleanField(_("active"), default=True)
+    # Origin of an interval job's grid: occurrences are anchor_at + k * interval.
+    anchor_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_run_at = models.DateTimeField(_("last run"), null=True, blank=True, editable=False)
+    last_run_status = models.CharField(
+        max_length=16, choices=RunStatus.choices, blank=True, editable=False
+    )
+    next_run_at = models.DateTimeField(_("next run"), null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    objects = JobQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("job")
+        verbose_name_plural = _("jobs")
+        indexes = [
+            # engine.claim_due: active jobs with next_run_at <= now, ordered by next_run_at;
+            # JobQuerySet.next_due_at: the earliest one. Partial, so inactive jobs cost nothing.
+            models.Index(fields=["next_run_at"], condition=Q(is_active=True), name="jobs_job_due"),
+            # The job list, sorted and searched by name.
+            models.Index(fields=["name"], name="jobs_job_name"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(schedule_type__in=ScheduleType.values),
+                name="jobs_job_known_schedule_type",
+            ),
+            models.CheckConstraint(
+                condition=~Q(schedule_type=ScheduleType.ONCE) | Q(scheduled_at__isnull=False),
+                name="jobs_job_once_has_time",
+            ),
+            models.CheckConstraint(
+                condition=~Q(schedule_type=ScheduleType.INTERVAL)
+                | Q(
+                    interval__gte=1,
+                    interval__lte=schedules.MAX_INTERVAL.total_seconds(),
+                    interval_unit__in=IntervalUnit.values,
+                ),
+                name="jobs_job_interval_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(misfire_policy__in=MisfirePolicy.values),
+                name="jobs_job_known_misfire_policy",
+            ),
+            models.CheckConstraint(
+                condition=Q(max_retries__lte=MAX_RETRIES_LIMIT), name="jobs_job_retries_bounded"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    # --- loading and saving ---------------------------------------------------------
+
+    @classmethod
+    def from_db(cls, db, field_names, values):  # type: ignore[no-untyped-def]
+        instance = super().from_db(db, field_names, values)
+        # Remember the schedule as loaded, so save() knows whether it changed.
+        instance._loaded_schedule = instance._schedule_snapshot()
+        return instance
+
+    def _schedule_snapshot(self) -> tuple:
+        return tuple(getattr(self, name) for name in SCHEDULE_FIELDS)
+
+    @property
+    def step(self) -> timedelta | None:
+        if self.schedule_type != ScheduleType.INTERVAL or not self.interval:
+            return None
+        return schedules.interval_step(self.interval, self.interval_unit)
+
+    def _schedule_changed(self) -> bool:
+        loaded = getattr(self, "_loaded_schedule", None)
+        return loaded is None or loaded != self._schedule_snapshot()
+
+    def refresh_schedule(self, now: datetime | None = None) -> None:
+        """Recompute the anchor and the next occurrence after the schedule changed.
+
+        Called by save(); the scheduler itself moves next_run_at with its own updates.
+        """
+        now = now or timezone.now()
+        loaded = getattr(self, "_loaded_schedule", None)
+        grid_changed = loaded is None or loaded[:4] != self._schedule_snapshot()[:4]
+        if self.schedule_type == ScheduleType.ONCE:
+            self.anchor_at = None
+            self.next_run_at = self.scheduled_at if self.is_active else None
+            return
+        step = self.step
+        if step is None:
+            return  # invalid; the database constraint will refuse it
+        if grid_changed or self.anchor_at is None:
+            self.anchor_at = schedules.first_interval_anchor(now, step, self.scheduled_at)
+        # Resume on the grid at the first point still to come: no burst of stale runs.
+        self.next_run_at = (
+            schedules.first_occurrence_at_or_after(self.anchor_at, step, now)
+            if self.is_active
+            else None
+        )
+
+    def save(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        adding = self._state.adding
+        if adding or self._schedule_changed():
+            self.refresh_schedule()
+        elif kwargs.get("update_fields") is None:
+            # Leave the scheduler's fields alone: this copy may have been loaded before
+            # the scheduler last moved them.
+            kwargs["update_fields"] = [
+                f.name
+                for f in self._meta.concrete_fields
+                if not f.primary_key and f.name not in SCHEDULER_FIELDS
+            ]
+        super().save(*args, **kwargs)
+        self._loaded_schedule = self._schedule_snapshot()
+
+    # --- validation -----------------------------------------------------------------
+
+    def clean(self) -> None:
+        """Field-level messages for every way a schedule can be wrong.
+
+        Forms, the admin and the API all call this (through full_clean), so the rules
+        live here once.
+        """
+        super().clean()
+        errors: dict[str, str] = {}
+        if self.schedule_type == ScheduleType.ONCE:
+            if self.scheduled_at is None:
+                errors["scheduled_at"] = _("A one-off job needs a date and time to run at.")
+            elif self.is_active and self._schedule_changed() and self.scheduled_at < timezone.now():
+                errors["scheduled_at"] = _(
+                    "This time has already passed. Choose a time in the future, or use Run now."
+                )
+        elif self.schedule_type == ScheduleType.INTERVAL:
+            if self.interval_unit not in IntervalUnit.values:
+                errors["interval_unit"] = _("Choose seconds, minutes, hours or days.")
+            if self.interval is None:
+                errors["interval"] = _("Say how often the job runs, for example 10.")
+            elif self.interval < 1:
+                errors["interval"] = _("The interval must be at least 1.")
+            elif self.interval_unit in IntervalUnit.values:
+                step = schedules.interval_step(self.interval, self.interval_unit)
+                if step > schedules.MAX_INTERVAL:
+                    errors["interval"] = _("The interval can be at most 3650 days (ten years).")
+        if errors:
+            raise ValidationError(errors)
+
+    # --- presentation helpers -------------------------------------------------------
+
+    @property
+    def is_once(self) -> bool:
+        return self.schedule_type == ScheduleType.ONCE
+
+
+class JobHistoryQuerySet(models.QuerySet["JobHistory"]):
+    def ready(self, now: datetime) -> JobHistoryQuerySet:
+        """Pending runs that may start now (index jobs_run_pending_ready)."""
+        return self.filter(status=RunStatus.PENDING, not_before__lte=now)
+
+    def stuck(self, now: datetime, lease: timedelta) -> JobHistoryQuerySet:
+        """Running runs whose worker stopped heartbeating (index jobs_run_running_heartbeat)."""
+        return self.filter(status=RunStatus.RUNNING, heartbeat_at__lt=now - lease)
+
+    def next_ready_at(self) -> datetime | None:
+        """When the earliest pending run may start (index jobs_run_pending_ready)."""
+        return (
+            self.filter(status=RunStatus.PENDING)
+            .order_by("not_before")
+            .values_list("not_before", flat=True)
+            .first()
+        )
+
+
+class JobHistory(models.Model):
+    """One execution attempt of one occurrence of a job."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="runs")
+    scheduled_for = models.DateTimeField(_("scheduled for"))
+    attempt = models.PositiveSmallIntegerField(_("attempt"), default=1)
+    status = models.CharField(
+        _("status"), max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING
+    )
+    trigger = models.CharField(
+        _("trigger"), max_length=16, choices=Trigger.choices, default=Trigger.SCHEDULE
+    )
+    # The earliest time the run may start: scheduled_for, or later for a retry's backoff.
+    not_before = models.DateTimeField(_("not before"))
+    started_at = models.DateTimeField(_("started"), null=True, blank=True)
+    finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
+    heartbeat_at = models.DateTimeField(_("heartbeat"), null=True, blank=True)
+    log = models.TextField(_("log"), blank=True)
+    worker = models.CharField(_("worker"), max_length=200, blank=True)
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+
+    objects = JobHistoryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = _("run")
+        verbose_name_plural = _("runs")
+        indexes = [
+            # engine.ready_tickets / next_ready_at: pending runs by start time. Partial, so
+            # it stays as small as the backlog, however long the history grows.
+            models.Index(
+                fields=["not_before"],
+                condition=Q(status=RunStatus.PENDING),
+                name="jobs_run_pending_ready",
+            ),
+            # engine.reap: running runs with an old heartbeat.
+            models.Index(
+                fields=["heartbeat_at"],
+                condition=Q(status=RunStatus.RUNNING),
+                name="jobs_run_running_heartbeat",
+            ),
+            # A job's page: its runs, newest first.
+            models.Index(fields=["job", "-created_at"], name="jobs_run_job_recent"),
+            # The history page: all runs newest first, optionally by status.
+            models.Index(fields=["-created_at"], name="jobs_run_recent"),
+            models.Index(fields=["status", "-created_at"], name="jobs_run_status_recent"),
+        ]
+        constraints = [
+            # Invariant 1: one first attempt (and one of each retry) per occurrence,
+            # however many schedulers race.
+            models.UniqueConstraint(
+                fields=["job", "scheduled_for", "attempt"], name="jobs_run_one_per_attempt"
+            ),
+            models.CheckConstraint(condition=Q(attempt__gte=1), name="jobs_run_attempt_positive"),
+            models.CheckConstraint(
+                condition=Q(status__in=RunStatus.values), name="jobs_run_known_status"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.job_id} @ {self.scheduled_for:%Y-%m-%d %H:%M:%S} #{self.attempt}"
+
+    @property
+    def duration(self) -> timedelta | None:
+        if self.started_at is None:
+            return None
+        end = self.finished_at or timezone.now()
+        return end - self.started_at
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in FINISHED_STATUSES

@@ -1,0 +1,145 @@
+"""Executing runs: shared by the scheduler's thread pool and the Huey workers.
+
+A worker takes tickets, starts them through the engine (a conditional update), executes
+them and records the results in one batch. While it holds runs, a heartbeat thread keeps
+them alive, so the reaper only takes runs from a worker that is really gone.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Sequence
+
+from django.db import connection
+from django.utils import timezone
+
+from jobs import conf, engine
+from jobs.engine import RunResult, RunTicket
+from jobs.executors import ExecutionContext, Executor
+
+logger = logging.getLogger(__name__)
+
+# A batch of started runs is executed one after another; once this much time has gone,
+# the rest are handed back so that they do not wait behind a slow run.
+BATCH_TIME_BUDGET = 0.05
+
+
+def process_name() -> str:
+    """`host:pid`, the prefix of every worker name this process uses."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class Heartbeater:
+    """Keeps the runs this process holds alive with one UPDATE every lease / 3."""
+
+    def __init__(self, interval: float | None = None) -> None:
+        self.interval = conf.heartbeat_interval() if interval is None else interval
+        self._held: set[uuid.UUID] = set()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="heartbeat", daemon=True)
+
+    def start(self) -> Heartbeater:
+        self._thread.start()
+        return self
+
+    def hold(self, run_ids: Sequence[uuid.UUID]) -> None:
+        with self._lock:
+            self._held.update(run_ids)
+
+    def drop(self, run_ids: Sequence[uuid.UUID]) -> None:
+        with self._lock:
+            self._held.difference_update(run_ids)
+
+    def beat(self) -> int:
+        with self._lock:
+            held = list(self._held)
+        return engine.heartbeat(held) if held else 0
+
+    def _loop(self) -> None:
+        try:
+            while not self._stop.wait(self.interval):
+                try:
+                    self.beat()
+                except Exception:
+                    # A database hiccup must not kill the heartbeat; the next beat retries
+                    # well inside the lease.
+                    logger.exception("heartbeat failed")
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+
+def execute(executor: Executor, ticket: RunTicket, context: ExecutionContext) -> RunResult:
+    """Execute one started run; an exception from the executor is a failed run, not a crash."""
+    started_at = timezone.now()
+    logger.info(
+        "run started: job=%r run=%s attempt=%d scheduled_for=%s",
+        ticket.job_name,
+        ticket.run_id,
+        ticket.attempt,
+        ticket.scheduled_for.isoformat(),
+    )
+    try:
+        outcome = executor.execute(ticket, context)
+        succeeded, log = outcome.succeeded, outcome.log
+    except Exception:
+        logger.exception("executor raised for run %s of job %r", ticket.run_id, ticket.job_name)
+        succeeded = False
+        log = f"$ {ticket.command}\nthe executor raised an exception:\n{traceback.format_exc()}"
+    finished_at = timezone.now()
+    logger.info(
+        "run finished: job=%r run=%s status=%s duration=%.3fs",
+        ticket.job_name,
+        ticket.run_id,
+        "success" if succeeded else "failed",
+        (finished_at - started_at).total_seconds(),
+    )
+    return RunResult(
+        ticket=ticket, succeeded=succeeded, log=log, started_at=started_at, finished_at=finished_at
+    )
+
+
+def run_batch(
+    tickets: Sequence[RunTicket],
+    *,
+    worker: str,
+    executor: Executor,
+    heartbeater: Heartbeater,
+    context: ExecutionContext,
+    time_budget: float = BATCH_TIME_BUDGET,
+) -> tuple[list[RunTicket], list[RunTicket]]:
+    """Start, execute and record a batch of runs.
+
+    Returns (executed, handed_back): runs executed and recorded, and runs started but
+    handed back to pending because the batch ran out of time (or the worker is stopping).
+    Runs another worker won are in neither list.
+    """
+    started = engine.start(tickets, worker)
+    if not started:
+        return [], []
+    heartbeater.hold([t.run_id for t in started])
+    results: list[RunResult] = []
+    handed_back: list[RunTicket] = []
+    began = time.monotonic()
+    try:
+        for index, ticket in enumerate(started):
+            if index and (context.stop.is_set() or time.monotonic() - began > time_budget):
+                handed_back = list(started[index:])
+                engine.release(handed_back, worker)
+                break
+            results.append(execute(executor, ticket, context))
+        engine.finish(results, worker)
+    finally:
+        heartbeater.drop([t.run_id for t in started])
+    return [r.ticket for r in results], handed_back

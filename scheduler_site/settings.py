@@ -1,0 +1,200 @@
+"""Settings for the scheduler site, read from the environment.
+
+Every variable is listed in README.md ("Configuration"). A bad value raises
+ImproperlyConfigured at start-up instead of being ignored.
+"""
+
+from __future__ import annotations
+
+import zoneinfo
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from scheduler_site.env import env_bool, env_float, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("DEBUG", False)
+
+SECRET_KEY = env_str("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set when DEBUG is off (scripts/start generates one for you)."
+        )
+    # Only for a laptop with DEBUG on; never used in production because of the check above.
+    SECRET_KEY = "insecure-development-key-do-not-use-in-production"
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "django_htmx",
+    "crispy_forms",
+    "crispy_bootstrap5",
+    "jobs",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "scheduler_site.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+WSGI_APPLICATION = "scheduler_site.wsgi.application"
+
+
+# --- Database ---------------------------------------------------------------------------
+# SQLite by default (zero set-up); DATABASE_URL switches to PostgreSQL.
+DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
+CONN_MAX_AGE = env_int("CONN_MAX_AGE", 60, minimum=0)
+try:
+    _database = dj_database_url.parse(
+        DATABASE_URL, conn_max_age=CONN_MAX_AGE, conn_health_checks=True
+    )
+except (ValueError, KeyError) as exc:
+    raise ImproperlyConfigured(f"DATABASE_URL is not a database URL we understand: {exc}") from exc
+
+if _database["ENGINE"] == "django.db.backends.sqlite3":
+    _database["OPTIONS"] = {
+        # Several scheduler processes share one file: WAL lets readers run beside the
+        # writer, the busy timeout makes a writer wait for the lock instead of failing
+        # with "database is locked", and IMMEDIATE takes the write lock when a
+        # transaction begins, so a read-then-write transaction never has to upgrade its
+        # lock (the upgrade is what fails at once, whatever the timeout).
+        "timeout": env_float("SQLITE_BUSY_TIMEOUT", 30.0, minimum=0.1),
+        "transaction_mode": "IMMEDIATE",
+        "init_command": (
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
+        ),
+    }
+    # Tests share their database file with the processes they start, so it is a file.
+    _database["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
+elif _database["ENGINE"] not in (
+    "django.db.backends.postgresql",
+    "django.db.backends.postgresql_psycopg2",
+):
+    raise ImproperlyConfigured(
+        f"DATABASE_URL must point to SQLite or PostgreSQL, got engine {_database['ENGINE']}"
+    )
+DATABASES = {"default": _database}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "login"
+
+
+# --- Internationalisation and time ------------------------------------------------------
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("ja", "日本語")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = env_str("TIME_ZONE", "UTC")
+try:
+    zoneinfo.ZoneInfo(TIME_ZONE)
+except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+    raise ImproperlyConfigured(f"TIME_ZONE must be an IANA zone name, got {TIME_ZONE!r}") from None
+USE_I18N = True
+# Stored times are aware UTC; they are shown in the user's zone at the edge.
+USE_TZ = True
+
+
+# --- Static files -----------------------------------------------------------------------
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+# Serve straight from the apps' static folders, so no collectstatic step is needed to start.
+WHITENOISE_USE_FINDERS = True
+
+CRISPY_ALLOWED_TEMPLATE_PACKS = "bootstrap5"
+CRISPY_TEMPLATE_PACK = "bootstrap5"
+
+
+# --- The scheduler ----------------------------------------------------------------------
+# A running run whose heartbeat is older than this belongs to a dead worker.
+JOBS_LEASE_SECONDS = env_float("JOBS_LEASE_SECONDS", 30.0, minimum=1.0)
+# An occurrence later than this is "missed" and handled by the job's misfire policy.
+JOBS_MISFIRE_GRACE_SECONDS = env_float("JOBS_MISFIRE_GRACE_SECONDS", 5.0, minimum=0.0)
+# How long SIGTERM/SIGINT waits for in-flight runs before interrupting them.
+JOBS_SHUTDOWN_GRACE_SECONDS = env_float("JOBS_SHUTDOWN_GRACE_SECONDS", 30.0, minimum=0.0)
+# Jobs claimed per transaction.
+JOBS_CLAIM_BATCH = env_int("JOBS_CLAIM_BATCH", 500, minimum=1, maximum=5000)
+JOBS_EXECUTOR = env_str("JOBS_EXECUTOR", "jobs.executors.SimulatedExecutor")
+
+# The simulated executor.
+JOBS_SIM_MIN_SECONDS = env_float("JOBS_SIM_MIN_SECONDS", 1.0, minimum=0.0, maximum=86400.0)
+JOBS_SIM_MAX_SECONDS = env_float("JOBS_SIM_MAX_SECONDS", 5.0, minimum=0.0, maximum=86400.0)
+if JOBS_SIM_MAX_SECONDS < JOBS_SIM_MIN_SECONDS:
+    raise ImproperlyConfigured(
+        "JOBS_SIM_MAX_SECONDS must not be smaller than JOBS_SIM_MIN_SECONDS "
+        f"({JOBS_SIM_MAX_SECONDS} < {JOBS_SIM_MIN_SECONDS})"
+    )
+JOBS_SIM_FAILURE_RATE = env_float("JOBS_SIM_FAILURE_RATE", 0.2, minimum=0.0, maximum=1.0)
+JOBS_SIM_SEED = env_int("JOBS_SIM_SEED", None)
+
+
+# --- Logging ----------------------------------------------------------------------------
+LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
+if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+    raise ImproperlyConfigured(
+        f"LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, got {LOG_LEVEL!r}"
+    )
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
+    },
+    "root": {"handlers": ["console"], "level": "WARNING"},
+    "loggers": {
+        "jobs": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
+    },
+}
