@@ -14,7 +14,9 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from jobs import schedules
 
@@ -53,6 +55,15 @@ class RunStatus(models.TextChoices):
 FINISHED_STATUSES = (RunStatus.SUCCESS, RunStatus.FAILED)
 
 
+class JobState(models.TextChoices):
+    """A job's state for the lists, derived from its latest run."""
+
+    WAITING = "waiting", _("Waiting")
+    RUNNING = "running", _("Running")
+    SUCCEEDED = "succeeded", _("Succeeded")
+    FAILED = "failed", _("Failed")
+
+
 class Trigger(models.TextChoices):
     SCHEDULE = "schedule", _("Schedule")
     MANUAL = "manual", _("Run now")
@@ -69,6 +80,15 @@ class JobQuerySet(models.QuerySet["Job"]):
     def due(self, now: datetime) -> JobQuerySet:
         """Active jobs whose next occurrence has come (index jobs_job_due)."""
         return self.filter(is_active=True, next_run_at__lte=now)
+
+    def with_running(self) -> JobQuerySet:
+        """Annotate `is_running`: does the job have a run in progress?
+
+        One EXISTS per listed job on the partial index of running runs, so a page of 50
+        jobs costs one query whatever the history holds.
+        """
+        running = JobHistory.objects.filter(job=models.OuterRef("pk"), status=RunStatus.RUNNING)
+        return self.annotate(is_running=models.Exists(running))
 
     def next_due_at(self) -> datetime | None:
         """When the earliest active job comes due (index jobs_job_due)."""
@@ -273,6 +293,41 @@ class Job(models.Model):
     @property
     def is_once(self) -> bool:
         return self.schedule_type == ScheduleType.ONCE
+
+    @property
+    def schedule_text(self) -> str:
+        """The schedule in words: "every 10 minutes", "once at 1 Dec 2026 09:00"."""
+        if self.schedule_type == ScheduleType.ONCE:
+            if self.scheduled_at is None:
+                return str(_("once (no time set)"))
+            local = timezone.localtime(self.scheduled_at)
+            return str(_("once at %(when)s") % {"when": date_format(local, "j M Y H:i")})
+        if not self.interval or self.interval_unit not in IntervalUnit.values:
+            return str(_("no valid schedule"))
+        texts = {
+            IntervalUnit.SECOND: ngettext("every second", "every %(n)d seconds", self.interval),
+            IntervalUnit.MINUTE: ngettext("every minute", "every %(n)d minutes", self.interval),
+            IntervalUnit.HOUR: ngettext("every hour", "every %(n)d hours", self.interval),
+            IntervalUnit.DAY: ngettext("every day", "every %(n)d days", self.interval),
+        }
+        return texts[self.interval_unit] % {"n": self.interval}
+
+    @property
+    def state(self) -> str:
+        """waiting / running / succeeded / failed, from the latest run.
+
+        Reads `is_running` when the queryset was annotated with with_running().
+        """
+        running = getattr(self, "is_running", None)
+        if running is None:
+            running = self.runs.filter(status=RunStatus.RUNNING).exists()
+        if running:
+            return JobState.RUNNING
+        if self.last_run_status == RunStatus.SUCCESS:
+            return JobState.SUCCEEDED
+        if self.last_run_status == RunStatus.FAILED:
+            return JobState.FAILED
+        return JobState.WAITING
 
 
 class JobHistoryQuerySet(models.QuerySet["JobHistory"]):
