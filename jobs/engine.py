@@ -350,10 +350,22 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
     if not results:
         return 0
     with transaction.atomic():
+        # Which of these runs does `worker` still own? Locked (FOR UPDATE on PostgreSQL,
+        # the write lock on SQLite) so the reaper cannot take one between the check and
+        # the write.
+        owned_ids = JobHistory.objects.filter(
+            id__in=[r.ticket.run_id for r in results], status=RunStatus.RUNNING, worker=worker
+        )
+        if connection.features.has_select_for_update:
+            owned_ids = owned_ids.select_for_update()
+        mine = set(owned_ids.values_list("id", flat=True))
+        owned = [r for r in results if r.ticket.run_id in mine]
+        if not owned:
+            return 0
         with connection.cursor() as cursor:
             cursor.executemany(
                 f"UPDATE {RUN_TABLE} SET status = %s, started_at = %s, finished_at = %s, "
-                f"heartbeat_at = %s, log = %s WHERE id = %s AND status = %s AND worker = %s",
+                f"heartbeat_at = %s, log = %s WHERE id = %s",
                 [
                     (
                         RunStatus.SUCCESS.value if r.succeeded else RunStatus.FAILED.value,
@@ -362,16 +374,10 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
                         _db_dt(r.finished_at),
                         r.log,
                         _db_uuid(r.ticket.run_id),
-                        RunStatus.RUNNING.value,
-                        worker,
                     )
-                    for r in results
+                    for r in owned
                 ],
             )
-            recorded = cursor.rowcount
-        owned = list(results)
-        if recorded != len(results):
-            owned = _still_ours(results, worker)
         _record_on_jobs(
             (r.ticket.job_id, r.started_at, RunStatus.SUCCESS if r.succeeded else RunStatus.FAILED)
             for r in owned
@@ -380,17 +386,6 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
         if retries:
             _insert_runs(retries)
     return len(owned)
-
-
-def _still_ours(results: Sequence[RunResult], worker: str) -> list[RunResult]:
-    """After a partial update, the results whose rows this worker did write."""
-    written = {
-        run_id: finished_at
-        for run_id, finished_at in JobHistory.objects.filter(
-            id__in=[r.ticket.run_id for r in results], worker=worker
-        ).values_list("id", "finished_at")
-    }
-    return [r for r in results if written.get(r.ticket.run_id) == r.finished_at]
 
 
 def _record_on_jobs(entries: Iterable[tuple[uuid.UUID, datetime, str]]) -> None:
@@ -435,6 +430,7 @@ def reap(now: datetime | None = None, *, limit: int = 500) -> int:
                 "job__retry_backoff_seconds",
                 "worker",
                 "heartbeat_at",
+                "started_at",
             )[:limit]
         )
         if not stuck:
@@ -480,7 +476,8 @@ def reap(now: datetime | None = None, *, limit: int = 500) -> int:
                 row[8],
                 row[9],
             )
-        _record_on_jobs((t.job_id, now, RunStatus.FAILED) for t in lost)
+        started = {row[0]: row[10] or now for row in stuck}
+        _record_on_jobs((t.job_id, started[t.run_id], RunStatus.FAILED) for t in lost)
         retries = _retry_rows((t, now) for t in lost)
         if retries:
             _insert_runs(retries)
