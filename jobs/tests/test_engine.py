@@ -208,7 +208,7 @@ def test_heartbeats_keep_a_long_run_from_being_reaped(make_job, clock, settings)
     tickets = engine.start(engine.claim_due(), "alive")
     for _ in range(10):
         clock.shift(timedelta(seconds=20))
-        assert engine.heartbeat([t.run_id for t in tickets]) == 1
+        assert engine.heartbeat([t.run_key for t in tickets]) == 1
         assert engine.reap() == 0
     assert JobHistory.objects.get().status == RunStatus.RUNNING
 
