@@ -258,3 +258,29 @@ def test_next_wake_is_the_earliest_due_job_or_retry(make_job, clock):
         job=job, scheduled_for=NOW, attempt=2, not_before=NOW + timedelta(minutes=5)
     )
     assert engine.next_wake_at(NOW) == NOW + timedelta(minutes=5)
+
+
+@pytest.mark.skipif(
+    "sqlite" not in __import__("django").conf.settings.DATABASES["default"]["ENGINE"],
+    reason="the optimistic claim is SQLite's path",
+)
+def test_a_job_claimed_by_another_scheduler_after_it_was_read_is_not_claimed_twice(
+    make_job, clock, monkeypatch
+):
+    job = make_job()
+    due = job.next_run_at
+    clock.move_to(due)
+    plan_claims = engine._plan_claims
+
+    def plan_while_another_scheduler_claims(*args):
+        plan = plan_claims(*args)
+        # Between our read and our write, another scheduler claims the occurrence.
+        JobHistory.objects.create(job=job, scheduled_for=due, not_before=due)
+        Job.objects.filter(pk=job.pk).update(next_run_at=due + timedelta(seconds=10))
+        return plan
+
+    monkeypatch.setattr(engine, "_plan_claims", plan_while_another_scheduler_claims)
+    assert engine.claim_due() == []
+    assert JobHistory.objects.count() == 1
+    job.refresh_from_db()
+    assert job.next_run_at == due + timedelta(seconds=10)
