@@ -199,8 +199,9 @@ class Job(models.Model):
     # --- loading and saving ---------------------------------------------------------
 
     @classmethod
-    def from_db(cls, db, field_names, values):  # type: ignore[no-untyped-def]
-        instance = super().from_db(db, field_names, values)
+    def from_db(cls, db, field_names, values, *args, **kwargs):  # type: ignore[no-untyped-def]
+        # *args/**kwargs: Django 6.1 passes fetch_mode, 5.2 does not.
+        instance = super().from_db(db, field_names, values, *args, **kwargs)
         # Remember the schedule as loaded, so save() knows whether it changed.
         instance._loaded_schedule = instance._schedule_snapshot()
         return instance
