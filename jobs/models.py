@@ -367,6 +367,9 @@ class JobHistory(models.Model):
     )
     # The earliest time the run may start: scheduled_for, or later for a retry's backoff.
     not_before = models.DateTimeField(_("not before"))
+    # When the run was last handed to Huey; a run still pending long after is handed
+    # out again (its message was lost).
+    dispatched_at = models.DateTimeField(null=True, blank=True, editable=False)
     started_at = models.DateTimeField(_("started"), null=True, blank=True)
     finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
     heartbeat_at = models.DateTimeField(_("heartbeat"), null=True, blank=True)
