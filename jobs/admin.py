@@ -33,8 +33,8 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.text import capfirst, smart_split, unescape_string_literal
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
 
 from jobs import engine
 from jobs.models import NAME_MAX_LENGTH, Job, JobHistory, JobState, RunStatus
@@ -183,7 +183,7 @@ class LeanListMixin:
             '<input type="checkbox" name="{}" value="{}" class="action-select" aria-label="{}">',
             ACTION_CHECKBOX_NAME,
             obj.pk,
-            format_html(_("Select this object for an action - {}"), str(obj)),
+            format_html(gettext("Select this object for an action - {}"), str(obj)),
         )
 
 
@@ -674,8 +674,15 @@ class JobHistoryAdmin(LeanListMixin, admin.ModelAdmin):
 
     @admin.display(description=_("job"))
     def job_link(self, run: JobHistory) -> SafeString:
-        url = reverse("admin:jobs_job_change", args=[run.job_id], current_app=self.admin_site.name)
-        return format_html('<a href="{}">{}</a>', url, run.job.name)
+        # To this job's runs: a query string needs no reverse() per row, and the job's
+        # own page is a click away on the run's page.
+        return format_html(
+            '<a href="?{}={}" title="{}">{}</a>',
+            RunJobFilter.parameter_name,
+            run.job_id,
+            gettext("Show only this job's runs"),
+            run.job.name,
+        )
 
     @admin.display(description=_("status"))
     def status_badge(self, run: JobHistory) -> SafeString:
