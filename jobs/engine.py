@@ -753,7 +753,7 @@ def retry_run(run: JobHistory, now: datetime | None = None) -> JobHistory:
     """
     now = now or timezone.now()
     attempts = JobHistory.objects.filter(job_id=run.job_id, scheduled_for=run.scheduled_for)
-    with transaction.atomic():
+    with _writing(), transaction.atomic():
         # Read the status again: the caller's copy may be older than the run.
         status = attempts.filter(pk=run.pk).values_list("status", flat=True).first()
         if status != RunStatus.FAILED:
