@@ -186,13 +186,18 @@ def summary(hours: list[HourCounts]) -> Summary:
 
 
 def nice_ceiling(value: int) -> int:
-    """The smallest 1, 2 or 5 times a power of ten that is at least `value` (at least 1)."""
+    """The top of the chart's scale: the smallest round number that is at least `value`.
+
+    Round means 1, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten, and even (or 1), so
+    that the middle grid line is a whole number too.
+    """
     if value <= 1:
         return 1
     power = 10 ** math.floor(math.log10(value))
-    for step in (1, 2, 5, 10):
-        if step * power >= value:
-            return step * power
+    for step in (1, 2, 2.5, 3, 4, 5, 6, 8, 10):
+        top = int(step * power)
+        if top >= value and (top == 1 or top % 2 == 0) and step * power == top:
+            return top
     raise AssertionError("unreachable")
 
 

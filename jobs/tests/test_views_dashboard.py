@@ -105,7 +105,7 @@ def test_the_live_part_refreshes_with_htmx_while_the_tab_is_visible(signed_in: C
 
 @pytest.mark.parametrize(
     ("value", "ceiling"),
-    [(0, 1), (1, 1), (2, 2), (3, 5), (7, 10), (10, 10), (11, 20), (4321, 5000)],
+    [(0, 1), (1, 1), (2, 2), (3, 4), (7, 8), (10, 10), (11, 20), (27, 30), (4321, 5000)],
 )
 def test_the_chart_scale_ends_on_a_round_number(value: int, ceiling: int) -> None:
     assert dashboard.nice_ceiling(value) == ceiling
