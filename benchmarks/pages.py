@@ -184,6 +184,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.test import Client
     from django.test.utils import override_settings
+    from django.utils import timezone
 
     from jobs.models import Job, JobHistory
     from jobs.pagination import Cursor
@@ -197,11 +198,11 @@ def main() -> None:
     busiest = JobHistory.objects.order_by("-created_at").values_list("job_id", flat=True)[0]
     job = Job.objects.get(pk=busiest)
     before = Cursor.of(JobHistory.objects.newest_first()[1000])
+    job_page = f"/jobs/{job.pk}/"
+    # The four pages the target is for come first; the rest show filters and fragments.
+    required = ["/", "/jobs/", job_page, "/history/"]
     pages = [
-        ("/", {}),
-        ("/jobs/", {}),
-        (f"/jobs/{job.pk}/", {}),
-        ("/history/", {}),
+        *((url, {}) for url in required),
         ("/jobs/?q=backup&state=failed&active=yes&page=3", {}),
         ("/history/?status=failed", {}),
         ("/history/?job_name=report-0", {}),
@@ -210,27 +211,37 @@ def main() -> None:
         ("/history/?date_from=2000-01-01&date_to=2000-01-02", {}),
         ("/", {"HTTP_HX_REQUEST": "true"}),
         ("/jobs/", {"HTTP_HX_REQUEST": "true"}),
+        (job_page, {"HTTP_HX_REQUEST": "true"}),
+        ("/history/", {"HTTP_HX_REQUEST": "true"}),
     ]
+    last_day = JobHistory.objects.filter(created_at__gte=timezone.now() - timedelta(days=1))
     print(
-        f"{Job.objects.count():,} jobs, {JobHistory.objects.count():,} runs; "
-        f"{args.repeat} requests per page; milliseconds"
+        f"{Job.objects.count():,} jobs, {JobHistory.objects.count():,} runs "
+        f"({last_day.count():,} in the last 24 h); {args.repeat} requests per page; "
+        "server time in ms"
     )
     print(f"{'page':<58} {'median':>8} {'p90':>8}")
-    failed = False
     results = []
     for url, headers in pages:
         label = url + (" (htmx)" if headers else "")
-        results.append((label, measure(client, url, args.repeat, **headers)))
+        results.append(
+            (label, url in required and not headers, measure(client, url, args.repeat, **headers))
+        )
+    # A dashboard whose cache of completed hours is cold (the first view after a start, or
+    # with JOBS_DASHBOARD_CACHE_SECONDS=0): it counts the whole last day.
     with override_settings(JOBS_DASHBOARD_CACHE_SECONDS=0):
-        results.append(("/ (24 h counts not cached)", measure(client, "/", args.repeat)))
-    for label, times in results:
+        cold = measure(client, "/", args.repeat)
+    results.append(("/ with a cold cache (counts the whole day)", False, cold))
+    over = []
+    for label, is_required, times in results:
         median = statistics.median(times)
         p90 = statistics.quantiles(times, n=10)[-1]
         flag = "" if median < TARGET_MS else "  over target"
-        failed |= bool(flag) and label in {"/", "/jobs/", "/history/"}
+        if flag and is_required:
+            over.append(label)
         print(f"{label[:58]:<58} {median:8.1f} {p90:8.1f}{flag}")
-    if failed:
-        raise SystemExit(1)
+    if over:
+        raise SystemExit(f"median over {TARGET_MS:g} ms: {', '.join(over)}")
 
 
 if __name__ == "__main__":

@@ -16,11 +16,22 @@ TIMEZONE_COOKIE = "tz"
 
 
 class LoginRequiredMiddleware(auth_middleware.LoginRequiredMiddleware):
-    """Django's LoginRequiredMiddleware, plus a full-page redirect for htmx requests.
+    """Django's LoginRequiredMiddleware, with two changes.
 
-    When a session expires while a page polls, a plain 302 would make htmx swap the
-    login form into the middle of the dashboard; HX-Redirect sends the whole tab there.
+    - The admin is left to itself: it checks is_staff on every view and sends visitors
+      to its own login page (Django marks the admin's site-wide views for this
+      middleware, but not the ModelAdmin ones, which would go to /accounts/login/).
+    - htmx requests get a full-page redirect: when a session expires while a page
+      polls, a plain 302 would make htmx swap the login form into the middle of the
+      dashboard; HX-Redirect sends the whole tab there.
     """
+
+    def process_view(
+        self, request: HttpRequest, view_func: Callable, view_args: list, view_kwargs: dict
+    ) -> HttpResponse | None:
+        if hasattr(view_func, "admin_site") or hasattr(view_func, "model_admin"):
+            return None
+        return super().process_view(request, view_func, view_args, view_kwargs)
 
     def handle_no_permission(self, request: HttpRequest, view_func: Callable) -> HttpResponse:
         response = super().handle_no_permission(request, view_func)

@@ -393,7 +393,7 @@ class JobHistoryQuerySet(models.QuerySet["JobHistory"]):
         )
 
     def in_progress(self) -> JobHistoryQuerySet:
-        """Running runs, longest-running first (index jobs_run_running_heartbeat)."""
+        """Running runs, longest-running first (index jobs_run_status_recent)."""
         return self.filter(status=RunStatus.RUNNING).order_by("started_at")
 
     def newest_first(self) -> JobHistoryQuerySet:

@@ -59,6 +59,14 @@ def test_an_htmx_poll_after_the_session_ended_redirects_the_whole_tab(client: Cl
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("url", ["/admin/", "/admin/jobs/job/", "/admin/jobs/jobhistory/"])
+def test_the_admin_keeps_its_own_login_page(client: Client, url: str) -> None:
+    response = client.get(url)
+    assert response.status_code == 302
+    assert response["Location"] == f"/admin/login/?next={url}"
+
+
+@pytest.mark.django_db
 def test_the_login_page_and_healthz_need_no_login(client: Client) -> None:
     assert client.get("/accounts/login/").status_code == 200
     assert client.get("/healthz").json() == {"status": "ok"}
