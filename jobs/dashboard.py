@@ -253,13 +253,15 @@ def live_context(now: datetime | None = None) -> dict:
         "now": now,
         "summary": summary(hours),
         "chart": chart(hours),
+        # .defer("log"): a run's log can be long, and these lists do not show it.
         "in_progress": list(
-            JobHistory.objects.in_progress().select_related("job")[:IN_PROGRESS_SHOWN]
+            JobHistory.objects.in_progress().select_related("job").defer("log")[:IN_PROGRESS_SHOWN]
         ),
         "upcoming": list(Job.objects.upcoming()[:UPCOMING_SHOWN]),
         "failures": list(
             JobHistory.objects.filter(status=RunStatus.FAILED)
             .newest_first()
-            .select_related("job")[:FAILURES_SHOWN]
+            .select_related("job")
+            .defer("log")[:FAILURES_SHOWN]
         ),
     }

@@ -97,7 +97,7 @@ def job_create(request: HttpRequest) -> HttpResponse:
 def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     job = get_object_or_404(Job.objects.with_running(), pk=job_id)
     runs = run_page(
-        job.runs.all(),
+        job.runs.defer("log"),
         before=Cursor.parse(request.GET.get("before")),
         after=Cursor.parse(request.GET.get("after")),
         size=JOB_RUNS_PER_PAGE,
@@ -162,7 +162,8 @@ def history(request: HttpRequest) -> HttpResponse:
     filters = HistoryFilterForm(request.GET)
     filters.is_valid()  # an invalid filter is shown with its error and left out
     wanted = filters.cleaned_data
-    runs = JobHistory.objects.select_related("job")
+    # Lists never show logs, which can be long: each run's page does.
+    runs = JobHistory.objects.select_related("job").defer("log")
     selected_job = None
     if wanted.get("job"):
         selected_job = Job.objects.filter(pk=wanted["job"]).first()
