@@ -10,14 +10,14 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator, MinValueValidator
+from django.core.validators import MaxValueValidator
 from django.db import connections, models
 from django.db.models import Q
 from django.db.models.functions import Substr, TruncHour
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
+from django.utils.translation import ngettext, pgettext
 
 from jobs import schedules
 
@@ -156,9 +156,9 @@ class Job(models.Model):
         validators=[validate_schedule_time],
         help_text=_("Once: when to run. Every N units: when the first run happens (optional)."),
     )
-    interval = models.PositiveIntegerField(
-        _("every"), null=True, blank=True, validators=[MinValueValidator(1)]
-    )
+    # A plain integer: Job.clean() gives the one message for a value below 1 (a field
+    # validator would add a second), and jobs_job_interval_valid refuses it in the database.
+    interval = models.IntegerField(_("every"), null=True, blank=True)
     interval_unit = models.CharField(
         _("unit"), max_length=16, choices=IntervalUnit.choices, blank=True
     )
@@ -340,7 +340,9 @@ class Job(models.Model):
             if self.scheduled_at is None:
                 return str(_("once (no time set)"))
             local = timezone.localtime(self.scheduled_at)
-            return str(_("once at %(when)s") % {"when": date_format(local, "j M Y H:i")})
+            # The date format is translatable: Japanese writes dates year first.
+            when = date_format(local, pgettext("schedule in words", "j M Y H:i"))
+            return str(_("once at %(when)s") % {"when": when})
         if not self.interval or self.interval_unit not in IntervalUnit.values:
             return str(_("no valid schedule"))
         texts = {

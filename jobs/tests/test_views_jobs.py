@@ -152,7 +152,7 @@ def test_a_once_time_is_read_in_the_users_time_zone(signed_in: Client) -> None:
         ({"name": "x" * 201}, "name", "at most 200 characters"),
         ({"command": ""}, "command", "This field is required."),
         ({"interval": "0"}, "interval", "The interval must be at least 1."),
-        ({"interval": "-5"}, "interval", "greater than or equal to"),
+        ({"interval": "-5"}, "interval", "at least 1"),
         ({"interval": "ten"}, "interval", "Enter a whole number."),
         ({"interval": ""}, "interval", "Say how often the job runs"),
         ({"interval": "3651", "interval_unit": "day"}, "interval", "at most 3650 days"),
