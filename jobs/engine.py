@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from jobs import conf, schedules
+from jobs import alerts, conf, schedules
 from jobs.models import Job, JobHistory, RunStatus, ScheduleType, Trigger
 
 logger = logging.getLogger(__name__)
@@ -372,6 +372,9 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
         owned = list(results)
         if recorded != len(results):
             owned = _still_ours(results, worker)
+        alerts.runs_finished(
+            (r.ticket.job_id, r.ticket.run_id, r.started_at, r.succeeded) for r in owned
+        )
         _record_on_jobs(
             (r.ticket.job_id, r.started_at, RunStatus.SUCCESS if r.succeeded else RunStatus.FAILED)
             for r in owned
@@ -480,6 +483,7 @@ def reap(now: datetime | None = None, *, limit: int = 500) -> int:
                 row[8],
                 row[9],
             )
+        alerts.runs_finished((t.job_id, t.run_id, now, False) for t in lost)
         _record_on_jobs((t.job_id, now, RunStatus.FAILED) for t in lost)
         retries = _retry_rows((t, now) for t in lost)
         if retries:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from django.db import connection
 from django.utils import timezone
 
-from jobs import conf, engine
+from jobs import conf, engine, metrics
 from jobs.engine import RunResult, RunTicket
 from jobs.executors import ExecutionContext, Executor
 
@@ -140,6 +140,7 @@ def run_batch(
                 break
             results.append(execute(executor, ticket, context))
         engine.finish(results, worker)
+        metrics.observe_results(results)
     finally:
         heartbeater.drop([t.run_id for t in started])
     return [r.ticket for r in results], handed_back
