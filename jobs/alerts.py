@@ -39,7 +39,6 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import close_old_connections, connection, transaction
-from django.db.models import Q
 
 from jobs import metrics
 from jobs.models import (
@@ -60,48 +59,60 @@ QUEUE_SIZE = 10_000
 USER_AGENT = "django-job-scheduler-alerts/1"
 # Job ids per `IN (...)` query: well under SQLite's bound-parameter limit.
 _IDS_PER_QUERY = 500
+JOB_TABLE = Job._meta.db_table
 
 
 @dataclass(frozen=True, slots=True)
 class Notice:
-    run_id: uuid.UUID
-    job_id: uuid.UUID
+    run_key: str  # the run's id as 32 hex digits (the engine's "key")
+    job_key: str
     kind: str  # NotificationKind
 
 
 # --- 1. deciding what to send (called by the engine) -------------------------------------
 
+_WATCHED_SQL = (
+    f"SELECT id, last_run_status, notify_on_failure, notify_on_recovery FROM {JOB_TABLE} "
+    f"WHERE (notify_on_failure OR notify_on_recovery) AND id IN "
+)
 
-def runs_finished(entries: Iterable[tuple[uuid.UUID, uuid.UUID, datetime, bool]]) -> None:
-    """Hook for engine.finish/reap: `entries` are (job_id, run_id, started_at, succeeded).
+
+def _key(value: uuid.UUID | str) -> str:
+    return value.hex if isinstance(value, uuid.UUID) else str(value)
+
+
+def runs_finished(
+    entries: Iterable[tuple[str | uuid.UUID, str | uuid.UUID, datetime, bool]],
+) -> None:
+    """Hook for engine.finish/reap: `entries` are (job key, run key, started_at, succeeded).
 
     Call it inside the engine's transaction, before the jobs' last_run_status is
-    updated: recovery is "success after the job's previous run failed".
+    updated: recovery is "success after the job's previous run failed". Costs one
+    query per batch (by primary key) when no job of the batch has alerts.
     """
-    entries = list(entries)
+    entries = [(_key(job), _key(run), started_at, ok) for job, run, started_at, ok in entries]
     if not entries:
         return
-    job_ids = list({entry[0] for entry in entries})
-    watched: dict[uuid.UUID, tuple[str, bool, bool]] = {}
-    for start in range(0, len(job_ids), _IDS_PER_QUERY):
-        rows = (
-            Job.objects.filter(id__in=job_ids[start : start + _IDS_PER_QUERY])
-            .filter(Q(notify_on_failure=True) | Q(notify_on_recovery=True))
-            .values_list("id", "last_run_status", "notify_on_failure", "notify_on_recovery")
-        )
-        watched.update((row[0], row[1:]) for row in rows)
+    job_keys = list({entry[0] for entry in entries})
+    watched: dict[str, tuple[str, bool, bool]] = {}
+    with connection.cursor() as cursor:
+        for start in range(0, len(job_keys), _IDS_PER_QUERY):
+            chunk = job_keys[start : start + _IDS_PER_QUERY]
+            cursor.execute(_WATCHED_SQL + f"({', '.join(['%s'] * len(chunk))})", chunk)
+            for raw_id, status, on_failure, on_recovery in cursor.fetchall():
+                watched[_key(raw_id)] = (status, bool(on_failure), bool(on_recovery))
     if not watched:
         return
-    previous = {job_id: values[0] for job_id, values in watched.items()}
+    previous = {job_key: values[0] for job_key, values in watched.items()}
     notices: list[Notice] = []
     mine = sorted((e for e in entries if e[0] in watched), key=lambda e: e[2])
-    for job_id, run_id, _started_at, succeeded in mine:
-        _, on_failure, on_recovery = watched[job_id]
+    for job_key, run_key, _started_at, succeeded in mine:
+        _, on_failure, on_recovery = watched[job_key]
         if not succeeded and on_failure:
-            notices.append(Notice(run_id, job_id, NotificationKind.FAILURE))
-        elif succeeded and on_recovery and previous[job_id] == RunStatus.FAILED:
-            notices.append(Notice(run_id, job_id, NotificationKind.RECOVERY))
-        previous[job_id] = RunStatus.SUCCESS if succeeded else RunStatus.FAILED
+            notices.append(Notice(run_key, job_key, NotificationKind.FAILURE))
+        elif succeeded and on_recovery and previous[job_key] == RunStatus.FAILED:
+            notices.append(Notice(run_key, job_key, NotificationKind.RECOVERY))
+        previous[job_key] = RunStatus.SUCCESS if succeeded else RunStatus.FAILED
     if notices:
         transaction.on_commit(partial(dispatch, notices))
 
@@ -136,7 +147,7 @@ class Dispatcher:
     def submit(self, notices: Sequence[Notice]) -> None:
         for notice in notices:
             if self._stop.is_set():
-                logger.warning("alert for run %s not sent: shutting down", notice.run_id)
+                logger.warning("alert for run %s not sent: shutting down", notice.run_key)
                 continue
             with self._idle:
                 self._unfinished += 1
@@ -145,7 +156,7 @@ class Dispatcher:
             except queue.Full:
                 self._done()
                 metrics.count_alert("any", "dropped")
-                logger.warning("alert queue full; dropped the alert for run %s", notice.run_id)
+                logger.warning("alert queue full; dropped the alert for run %s", notice.run_key)
 
     def _done(self) -> None:
         with self._idle:
@@ -163,7 +174,7 @@ class Dispatcher:
                     close_old_connections()
                     deliver(notice, wait=self._stop.wait)
                 except Exception:
-                    logger.exception("delivering the alert for run %s failed", notice.run_id)
+                    logger.exception("delivering the alert for run %s failed", notice.run_key)
                 finally:
                     self._done()
         finally:
@@ -240,7 +251,7 @@ def deliver(notice: Notice, *, wait: Callable[[float], Any] | None = None) -> li
     `wait(seconds)` sleeps between tries and returns true to give up (the dispatcher
     passes its stop event's wait). Returns the outcome per channel ("sent"/"failed").
     """
-    run = JobHistory.objects.select_related("job").filter(pk=notice.run_id).first()
+    run = JobHistory.objects.select_related("job").filter(pk=notice.run_key).first()
     if run is None:
         return []  # deleted meanwhile, with its job
     job = run.job

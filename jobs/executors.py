@@ -66,7 +66,7 @@ class SimulatedExecutor:
         if self.seed is None:
             return random  # the module's generator is safe to share between threads
         identity = (
-            f"{self.seed}:{ticket.job_id}:{ticket.scheduled_for.isoformat()}:{ticket.attempt}"
+            f"{self.seed}:{ticket.job_key}:{ticket.scheduled_for.isoformat()}:{ticket.attempt}"
         )
         return random.Random(identity)
 

@@ -15,7 +15,6 @@ import logging
 import queue
 import threading
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -71,7 +70,7 @@ class Scheduler:
         self.heartbeater = Heartbeater()
         self._queue: queue.Queue = queue.Queue()
         # Run ids queued here or in flight: a poll for pending runs skips them.
-        self._local: set[uuid.UUID] = set()
+        self._local: set[str] = set()
         self._local_lock = threading.Lock()
         self._idle = threading.Condition(self._local_lock)
         self._wake = threading.Event()
@@ -134,7 +133,7 @@ class Scheduler:
             close_old_connections()
         finally:
             with self._local_lock:
-                self._local.difference_update(t.run_id for t in tickets)
+                self._local.difference_update(t.run_key for t in tickets)
                 if not self._local:
                     self._idle.notify_all()
         if handed_back and not self._stopping.is_set():
@@ -147,9 +146,9 @@ class Scheduler:
         added = 0
         with self._local_lock:
             for ticket in tickets:
-                if ticket.run_id in self._local:
+                if ticket.run_key in self._local:
                     continue
-                self._local.add(ticket.run_id)
+                self._local.add(ticket.run_key)
                 self._queue.put(ticket)
                 added += 1
         return added
@@ -268,7 +267,7 @@ class Scheduler:
                 dropped.append(item)
         with self._local_lock:
             # Queued runs are still pending in the database: another scheduler takes them.
-            self._local.difference_update(t.run_id for t in dropped)
+            self._local.difference_update(t.run_key for t in dropped)
             if not self._local:
                 self._idle.notify_all()
         for _ in self._threads:

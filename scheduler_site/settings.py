@@ -98,8 +98,13 @@ if _database["ENGINE"] == "django.db.backends.sqlite3":
         # lock (the upgrade is what fails at once, whatever the timeout).
         "timeout": env_float("SQLITE_BUSY_TIMEOUT", 30.0, minimum=0.1),
         "transaction_mode": "IMMEDIATE",
+        # synchronous=NORMAL is durable in WAL mode except for the last transactions
+        # before a power cut (never corrupting); a larger cache and rarer checkpoints keep
+        # a burst of claims from spending its time in fsync.
         "init_command": (
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; "
+            "PRAGMA cache_size=-65536; PRAGMA wal_autocheckpoint=10000; "
+            "PRAGMA temp_store=MEMORY;"
         ),
     }
     # Tests share their database file with the processes they start, so it is a file.

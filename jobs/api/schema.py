@@ -1,8 +1,9 @@
 """Make the OpenAPI schema honest about error answers.
 
 drf-spectacular documents only success responses. Every API operation can also answer
-401/403 (authentication and permissions); those with a body or query parameters 400
-(validation); those with an id in the path, a page or a cursor 404. Clients, and the
+401/403 (authentication and permissions); writes and those with query parameters 400
+(validation, or an action the job's state refuses, such as enabling a one-off job
+whose time has passed); those with an id in the path, a page or a cursor 404. Clients, and the
 schemathesis test, rely on the schema listing what the server really says.
 """
 
@@ -42,7 +43,8 @@ def document_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str,
 
             add("401", "Not authenticated.")
             add("403", "Not allowed: writes need a staff user.")
-            if operation.get("requestBody") or any(p.get("in") == "query" for p in params):
+            writes = method in ("post", "put", "patch")
+            if writes or any(p.get("in") == "query" for p in params):
                 add("400", "Invalid input: messages per field.")
             if any(p.get("in") == "path" or p.get("name") in ("page", "cursor") for p in params):
                 add("404", "No such object, page or cursor.")

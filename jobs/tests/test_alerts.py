@@ -154,7 +154,7 @@ def test_failure_and_recovery_in_one_batch_follow_the_order_of_the_runs(
     monkeypatch.setattr(alerts, "dispatch", sent.append)
     with django_capture_on_commit_callbacks(execute=True):
         alerts.runs_finished(entries)
-    assert [(n.run_id, n.kind) for n in sent[0]] == [
+    assert [(n.run_key, n.kind) for n in sent[0]] == [
         ("run-1", NotificationKind.FAILURE),
         ("run-2", NotificationKind.RECOVERY),
     ]
@@ -211,7 +211,7 @@ def test_no_alert_is_sent_for_a_transaction_that_rolls_back(django_capture_on_co
 
 
 def test_a_deleted_run_sends_nothing(waits):
-    assert alerts.deliver(Notice(run_id=JobHistory().pk, job_id=None, kind="failure")) == []
+    assert alerts.deliver(Notice(run_key=JobHistory().pk.hex, job_key="", kind="failure")) == []
 
 
 @pytest.mark.django_db(transaction=True)

@@ -175,6 +175,7 @@ def test_the_scheduler_serves_its_own_counters_updated_per_batch():
 
 @pytest.mark.django_db(transaction=True)
 def test_runscheduler_once_records_its_heartbeat_and_takes_a_metrics_port(settings):
+    metrics._beats.clear()  # other tests' schedulers had this process's name
     settings.JOBS_SIM_MIN_SECONDS = settings.JOBS_SIM_MAX_SECONDS = 0
     job = make_job()
     type(job).objects.filter(pk=job.pk).update(next_run_at=timezone.now())

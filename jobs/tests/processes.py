@@ -1,0 +1,107 @@
+"""Start real scheduler processes against the test database, and wait for them boundedly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import quote
+
+from django.conf import settings
+from django.db import connection
+
+BASE_DIR = Path(settings.BASE_DIR)
+
+
+def database_url() -> str:
+    """A DATABASE_URL naming the database this test process is using right now."""
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{Path(db['NAME']).resolve()}"
+    user = quote(db.get("USER") or "")
+    password = f":{quote(db['PASSWORD'])}" if db.get("PASSWORD") else ""
+    auth = f"{user}{password}@" if user else ""
+    host = db.get("HOST") or "127.0.0.1"
+    port = f":{db['PORT']}" if db.get("PORT") else ""
+    return f"postgres://{auth}{host}{port}/{db['NAME']}"
+
+
+def child_env(**extra: object) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "scheduler_site.test_settings",
+            "DATABASE_URL": database_url(),
+            "PYTHONUNBUFFERED": "1",
+            "LOG_LEVEL": "INFO",
+        }
+    )
+    env.update({key: str(value) for key, value in extra.items()})
+    return env
+
+
+class ManagedProcess:
+    """A manage.py command in its own process, its output captured to a file."""
+
+    def __init__(self, *args: str, **env: object) -> None:
+        self.output = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the process
+            prefix="proc-", suffix=".log", delete=False
+        )
+        self.popen = subprocess.Popen(
+            [sys.executable, str(BASE_DIR / "manage.py"), *args],
+            cwd=BASE_DIR,
+            env=child_env(**env),
+            stdout=self.output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def log(self) -> str:
+        return Path(self.output.name).read_text(errors="replace")
+
+    def signal(self, signum: int) -> None:
+        self.popen.send_signal(signum)
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGKILL)
+        self.popen.wait(timeout=10)
+
+    def wait(self, timeout: float) -> int:
+        return self.popen.wait(timeout=timeout)
+
+    def stop(self, timeout: float = 30) -> int:
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+        return self.popen.wait(timeout=timeout)
+
+    def cleanup(self) -> None:
+        if self.popen.poll() is None:
+            self.kill()
+        self.output.close()
+        os.unlink(self.output.name)
+
+
+def scheduler(*args: str, **env: object) -> ManagedProcess:
+    return ManagedProcess("runscheduler", *args, **env)
+
+
+def wait_until(condition: Callable[[], object], timeout: float, interval: float = 0.05) -> object:
+    """Poll `condition` until it is truthy; fail the test after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        time.sleep(interval)
