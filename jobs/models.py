@@ -158,26 +158,33 @@ class Job(models.Model):
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
     # Failure alerts (jobs/alerts.py): where to say that a run failed or a job recovered.
+    # Database defaults too, so rows inserted by raw SQL (benchmarks) need not name them.
     notify_on_failure = models.BooleanField(
         _("alert on failure"),
         default=False,
+        db_default=False,
         help_text=_("Send an alert each time a run of this job fails."),
     )
     notify_on_recovery = models.BooleanField(
         _("alert on recovery"),
         default=False,
+        db_default=False,
         help_text=_("Send an alert when a run succeeds after a failed one."),
     )
     webhook_url = models.URLField(
         _("webhook URL"),
         max_length=WEBHOOK_URL_MAX_LENGTH,
         blank=True,
+        default="",
+        db_default="",
         help_text=_("Alerts are POSTed here as JSON."),
     )
     notify_emails = models.TextField(
         _("alert e-mail addresses"),
         max_length=NOTIFY_EMAILS_MAX_LENGTH,
         blank=True,
+        default="",
+        db_default="",
         help_text=_("Separated by commas or new lines."),
     )
 

@@ -502,3 +502,9 @@ def test_the_schema_and_the_docs_are_served_from_the_repo(client):
     html = docs.content.decode()
     assert "drf_spectacular_sidecar/swagger-ui-dist" in html
     assert "cdn" not in html.lower()
+
+
+def test_the_schema_is_valid_openapi_and_generates_without_warnings(tmp_path):
+    target = tmp_path / "schema.yaml"
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(target))
+    assert "/api/v1/runs/{id}/:" in target.read_text()
