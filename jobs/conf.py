@@ -30,6 +30,15 @@ def claim_batch() -> int:
     return int(settings.JOBS_CLAIM_BATCH)
 
 
+def uses_huey() -> bool:
+    """Runs go through Huey over Redis (REDIS_URL is set)."""
+    return bool(getattr(settings, "REDIS_URL", ""))
+
+
+def redispatch_after() -> timedelta:
+    return timedelta(seconds=float(settings.JOBS_REDISPATCH_SECONDS))
+
+
 def executor_path() -> str:
     return str(settings.JOBS_EXECUTOR)
 

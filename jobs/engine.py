@@ -186,6 +186,7 @@ _INSERT_RUN_COLUMNS = (
     "log",
     "worker",
     "created_at",
+    "dispatched_at",
 )
 _INSERT_ROW_SQL = f"({_placeholders(len(_INSERT_RUN_COLUMNS))})"
 
@@ -216,6 +217,7 @@ def _pending_row(
     trigger: str,
     not_before: datetime,
     db_now: object,
+    db_dispatched_at: object = None,
 ) -> tuple:
     """A row for _insert_runs; `db_now` is already adapted (one value for a batch)."""
     db_scheduled_for = d.dt(scheduled_for)
@@ -230,13 +232,16 @@ def _pending_row(
         "",
         "",
         db_now,
+        db_dispatched_at,
     )
 
 
 # --- claim -------------------------------------------------------------------------------
 
 
-def claim_due(now: datetime | None = None, *, limit: int | None = None) -> list[RunTicket]:
+def claim_due(
+    now: datetime | None = None, *, limit: int | None = None, dispatched: bool = False
+) -> list[RunTicket]:
     """Claim one batch of due jobs: create their pending runs and advance them.
 
     Select up to `limit` due jobs (oldest first), insert one pending run per occurrence
@@ -247,6 +252,10 @@ def claim_due(now: datetime | None = None, *, limit: int | None = None) -> list[
     the lock), so that the planning overlaps other threads' writes.
     Whatever the path, the unique (job, scheduled_for, attempt) constraint makes a second
     claim of an occurrence insert nothing.
+
+    `dispatched`: the caller hands the runs to Huey right after this returns, so they are
+    stamped as handed out now (if the hand-over never happens, they are handed out again
+    after JOBS_REDISPATCH_SECONDS).
     """
     now = now or timezone.now()
     limit = limit or conf.claim_batch()
@@ -264,7 +273,7 @@ def claim_due(now: datetime | None = None, *, limit: int | None = None) -> list[
             jobs = cursor.fetchall()
         if not jobs:
             return []
-        plan = _plan_claims(d, jobs, now, db_now)
+        plan = _plan_claims(d, jobs, now, db_now, dispatched)
         try:
             with _writing(), transaction.atomic(), connection.cursor() as cursor:
                 if _apply_claims(cursor, plan) != len(plan.job_updates):
@@ -279,7 +288,7 @@ def claim_due(now: datetime | None = None, *, limit: int | None = None) -> list[
         jobs = cursor.fetchall()
         if not jobs:
             return []
-        plan = _plan_claims(d, jobs, now, db_now)
+        plan = _plan_claims(d, jobs, now, db_now, dispatched)
         _apply_claims(cursor, plan)
         inserted = _insert_runs(cursor, plan.run_rows) if plan.run_rows else set()
     return _claimed(plan.tickets, inserted)
@@ -297,8 +306,11 @@ class _ClaimPlan:
     job_updates: list[tuple]
 
 
-def _plan_claims(d: Dialect, jobs: list[tuple], now: datetime, db_now: object) -> _ClaimPlan:
+def _plan_claims(
+    d: Dialect, jobs: list[tuple], now: datetime, db_now: object, dispatched: bool
+) -> _ClaimPlan:
     grace = conf.misfire_grace()
+    db_dispatched_at = db_now if dispatched else None
     plan = _ClaimPlan(tickets=[], run_rows=[], job_updates=[])
     for (
         raw_job_id,
@@ -341,7 +353,15 @@ def _plan_claims(d: Dialect, jobs: list[tuple], now: datetime, db_now: object) -
             run_key = new_key()
             plan.run_rows.append(
                 _pending_row(
-                    d, run_key, job_key, scheduled_for, 1, _SCHEDULE, scheduled_for, db_now
+                    d,
+                    run_key,
+                    job_key,
+                    scheduled_for,
+                    1,
+                    _SCHEDULE,
+                    scheduled_for,
+                    db_now,
+                    db_dispatched_at,
                 )
             )
             plan.tickets.append(
@@ -610,6 +630,70 @@ def ready_tickets(now: datetime | None = None, *, limit: int = 500) -> list[RunT
             [_PENDING, d.dt(now or timezone.now()), limit],
         )
         return [_ticket(d, row) for row in cursor.fetchall()]
+
+
+def dispatch_ready(now: datetime | None = None, *, limit: int = 500) -> list[RunTicket]:
+    """Pending runs to hand to Huey now: ready ones never handed out, and ones handed out
+    more than JOBS_REDISPATCH_SECONDS ago that nobody started (the message was lost).
+
+    Each is stamped as handed out by a conditional update, so of several schedulers
+    looking at once only one sends it (and a duplicate would still start it only once).
+    """
+    now = now or timezone.now()
+    d = dialect()
+    db_now = d.dt(now)
+    db_cutoff = d.dt(now - conf.redispatch_after())
+    with _writing(), transaction.atomic(), connection.cursor() as cursor:
+        # Uses index jobs_run_pending_ready.
+        cursor.execute(
+            _tickets_sql(d) + "WHERE r.status = %s AND r.not_before <= %s "
+            "AND (r.dispatched_at IS NULL OR r.dispatched_at < %s) "
+            "ORDER BY r.not_before LIMIT %s",
+            [_PENDING, db_now, db_cutoff, limit],
+        )
+        candidates = [_ticket(d, row) for row in cursor.fetchall()]
+        if not candidates:
+            return []
+        cursor.execute(
+            f"UPDATE {RUN_TABLE} SET dispatched_at = %s WHERE status = %s "
+            f"AND (dispatched_at IS NULL OR dispatched_at < %s) "
+            f"AND id IN ({_placeholders(len(candidates))}) RETURNING id",
+            [db_now, _PENDING, db_cutoff] + [t.run_key for t in candidates],
+        )
+        won = {d.key_out(row[0]) for row in cursor.fetchall()}
+    return [t for t in candidates if t.run_key in won]
+
+
+def mark_dispatched(run_keys: Sequence[str], now: datetime | None = None) -> None:
+    """Stamp pending runs as handed to Huey now (used when a worker hands runs back)."""
+    if not run_keys:
+        return
+    db_now = dialect().dt(now or timezone.now())
+    with _writing(), connection.cursor() as cursor:
+        for chunk in _chunks(run_keys, _ROWS_PER_STATEMENT):
+            cursor.execute(
+                f"UPDATE {RUN_TABLE} SET dispatched_at = %s WHERE status = %s "
+                f"AND id IN ({_placeholders(len(chunk))})",
+                [db_now, _PENDING, *chunk],
+            )
+
+
+def tickets_for(run_keys: Sequence[str], now: datetime | None = None) -> list[RunTicket]:
+    """Tickets for the runs among `run_keys` that are pending and may start now."""
+    if not run_keys:
+        return []
+    d = dialect()
+    db_now = d.dt(now or timezone.now())
+    tickets: list[RunTicket] = []
+    with connection.cursor() as cursor:
+        for chunk in _chunks(list(run_keys), _ROWS_PER_STATEMENT):
+            cursor.execute(
+                _tickets_sql(d) + f"WHERE r.status = %s AND r.not_before <= %s "
+                f"AND r.id IN ({_placeholders(len(chunk))})",
+                [_PENDING, db_now, *chunk],
+            )
+            tickets.extend(_ticket(d, row) for row in cursor.fetchall())
+    return tickets
 
 
 def next_wake_at(now: datetime) -> datetime | None:

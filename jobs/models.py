@@ -234,8 +234,9 @@ class Job(models.Model):
     # --- loading and saving ---------------------------------------------------------
 
     @classmethod
-    def from_db(cls, db, field_names, values):  # type: ignore[no-untyped-def]
-        instance = super().from_db(db, field_names, values)
+    def from_db(cls, db, field_names, values, *args, **kwargs):  # type: ignore[no-untyped-def]
+        # *args/**kwargs: Django 6.1 passes fetch_mode, 5.2 does not.
+        instance = super().from_db(db, field_names, values, *args, **kwargs)
         # Remember the schedule as loaded, so save() knows whether it changed.
         instance._loaded_schedule = instance._schedule_snapshot()
         return instance
@@ -430,6 +431,9 @@ class JobHistory(models.Model):
     )
     # The earliest time the run may start: scheduled_for, or later for a retry's backoff.
     not_before = models.DateTimeField(_("not before"))
+    # When the run was last handed to Huey; a run still pending long after is handed
+    # out again (its message was lost).
+    dispatched_at = models.DateTimeField(null=True, blank=True, editable=False)
     started_at = models.DateTimeField(_("started"), null=True, blank=True)
     finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
     heartbeat_at = models.DateTimeField(_("heartbeat"), null=True, blank=True)

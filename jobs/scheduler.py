@@ -57,6 +57,7 @@ class Scheduler:
         tick: float = DEFAULT_TICK,
         executor: Executor | None = None,
         name: str | None = None,
+        use_huey: bool | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
@@ -64,6 +65,8 @@ class Scheduler:
             raise ValueError("tick must be positive")
         self.workers = workers
         self.tick = tick
+        # With Huey, runs are handed to `run_huey` workers instead of this process's threads.
+        self.use_huey = conf.uses_huey() if use_huey is None else use_huey
         self.executor = executor or load_executor()
         self.name = name or process_name()
         self.context = ExecutionContext()  # .stop is set to interrupt runs past the grace
@@ -153,6 +156,21 @@ class Scheduler:
                 added += 1
         return added
 
+    def _send(self, tickets: Sequence[RunTicket]) -> int:
+        """Hand runs to Huey. If Redis is unreachable they stay pending, stamped as handed
+        out, and go out again after JOBS_REDISPATCH_SECONDS."""
+        if not tickets:
+            return 0
+        from jobs.tasks import send_runs
+
+        try:
+            return send_runs([t.run_key for t in tickets])
+        except Exception:
+            logger.exception(
+                "could not hand %d runs to Huey; they will be sent again", len(tickets)
+            )
+            return 0
+
     def _room(self) -> int:
         return QUEUE_HIGH_WATER - self._queue.qsize()
 
@@ -164,13 +182,21 @@ class Scheduler:
         metrics.scheduler_alive(self.name)
         batch = conf.claim_batch()
         while not self._stopping.is_set():
-            tickets = engine.claim_due(now or timezone.now(), limit=batch)
+            tickets = engine.claim_due(now or timezone.now(), limit=batch, dispatched=self.use_huey)
             stats.claimed += len(tickets)
-            if self._room() > 0:
+            if self.use_huey:
+                stats.fed += self._send(tickets)
+            elif self._room() > 0:
                 stats.fed += self._enqueue(tickets)
             if len(tickets) < batch:
                 break
-        if self._room() > self.workers * MAX_WORKER_BATCH // 2 and not self._stopping.is_set():
+        if self.use_huey:
+            while not self._stopping.is_set():
+                ready = engine.dispatch_ready(now, limit=batch)
+                stats.fed += self._send(ready)
+                if len(ready) < batch:
+                    break
+        elif self._room() > self.workers * MAX_WORKER_BATCH // 2 and not self._stopping.is_set():
             with self._local_lock:
                 local = len(self._local)
             ready = engine.ready_tickets(now, limit=min(self._room(), local + 1000))
@@ -194,6 +220,8 @@ class Scheduler:
 
     def run_once(self) -> PassStats:
         """`--once`: claim what is due, run it all to the end, reap, stop the workers."""
+        if self.use_huey:
+            raise RuntimeError("run_once executes runs in this process; use use_huey=False")
         self.start_workers()
         total = PassStats()
         try:
@@ -214,10 +242,13 @@ class Scheduler:
 
     def serve(self) -> None:
         """Run passes until request_stop(), then shut down cleanly."""
-        logger.info(
-            "scheduler %s started: %d workers, tick %.3g s", self.name, self.workers, self.tick
-        )
-        self.start_workers()
+        if self.use_huey:
+            logger.info("scheduler %s started: runs go to Huey, tick %.3g s", self.name, self.tick)
+        else:
+            logger.info(
+                "scheduler %s started: %d workers, tick %.3g s", self.name, self.workers, self.tick
+            )
+            self.start_workers()
         try:
             while not self._stopping.is_set():
                 close_old_connections()
@@ -226,6 +257,7 @@ class Scheduler:
                     wait = self._seconds_until_next_work()
                     self._errors = 0
                 except DatabaseError:
+                    # The database is down or restarting: back off calmly and carry on.
                     wait = ERROR_BACKOFF[min(self._errors, len(ERROR_BACKOFF) - 1)]
                     self._errors += 1
                     logger.exception("scheduler pass failed; retrying in %.1f s", wait)

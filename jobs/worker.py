@@ -13,10 +13,10 @@ import socket
 import threading
 import time
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 
-from django.db import connection
+from django.db import DatabaseError, close_old_connections, connection
 
 from jobs import conf, engine, metrics
 from jobs.engine import RunResult, RunTicket
@@ -114,6 +114,27 @@ def execute(executor: Executor, ticket: RunTicket, context: ExecutionContext) ->
     )
 
 
+def _finish_patiently(results: list[RunResult], worker: str) -> None:
+    """Record results, riding out a database restart for up to half the lease.
+
+    The runs stay held (heartbeats keep trying) meanwhile; if the database is gone for
+    longer, the reaper fails and retries them once it is back.
+    """
+    deadline = time.monotonic() + conf.heartbeat_interval() * 1.5
+    delay = 0.2
+    while True:
+        try:
+            engine.finish(results, worker)
+            return
+        except DatabaseError:
+            if time.monotonic() + delay > deadline:
+                raise
+            logger.warning("recording %d results failed; retrying in %.1f s", len(results), delay)
+            close_old_connections()
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+
 def run_batch(
     tickets: Sequence[RunTicket],
     *,
@@ -143,8 +164,49 @@ def run_batch(
                 engine.release(handed_back, worker)
                 break
             results.append(execute(executor, ticket, context))
-        engine.finish(results, worker)
+        _finish_patiently(results, worker)
         metrics.observe_results(results)
     finally:
         heartbeater.drop([t.run_key for t in started])
     return [r.ticket for r in results], handed_back
+
+
+# --- Huey workers ------------------------------------------------------------------------
+
+_process_lock = threading.Lock()
+_process_resources: tuple[Executor, Heartbeater] | None = None
+
+
+def _resources() -> tuple[Executor, Heartbeater]:
+    """The executor and heartbeat thread of this worker process, made on first use."""
+    global _process_resources
+    with _process_lock:
+        if _process_resources is None:
+            from jobs.executors import load_executor
+
+            _process_resources = (load_executor(), Heartbeater().start())
+        return _process_resources
+
+
+def execute_handed_out(run_keys: Sequence[str], resend: Callable[[list[str]], None]) -> int:
+    """Execute runs a scheduler handed to Huey; returns how many this worker executed.
+
+    Runs no longer pending (a duplicate message, another worker was faster) are skipped
+    by the conditional start. Runs started but handed back because the batch ran out of
+    time go out again through `resend`, so one slow run does not hold the rest.
+    """
+    executor, heartbeater = _resources()
+    tickets = engine.tickets_for(run_keys)
+    worker = f"{process_name()}/{threading.current_thread().name}"
+    executed, handed_back = run_batch(
+        tickets,
+        worker=worker,
+        executor=executor,
+        heartbeater=heartbeater,
+        context=ExecutionContext(),
+    )
+    if handed_back:
+        keys = [t.run_key for t in handed_back]
+        engine.mark_dispatched(keys)
+        resend(keys)
+    return len(executed)

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "crispy_forms",
     "crispy_bootstrap5",
+    "huey.contrib.djhuey",
     "jobs",
 ]
 
@@ -183,6 +184,37 @@ JOBS_SIM_FAILURE_RATE = env_float("JOBS_SIM_FAILURE_RATE", 0.2, minimum=0.0, max
 JOBS_SIM_SEED = env_int("JOBS_SIM_SEED", None)
 
 
+# --- Huey over Redis (optional) --------------------------------------------------------
+# With REDIS_URL set, runscheduler hands runs to Huey and `manage.py run_huey` workers on
+# any number of machines execute them. Without it, runscheduler runs them in its threads.
+REDIS_URL = env_str("REDIS_URL", "")
+HUEY_QUEUE = env_str("HUEY_QUEUE", "jobs")
+if REDIS_URL:
+    if not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
+        raise ImproperlyConfigured(f"REDIS_URL must be a redis:// URL, got {REDIS_URL!r}")
+    HUEY = {
+        "huey_class": "huey.RedisHuey",
+        "name": HUEY_QUEUE,
+        "url": REDIS_URL,
+        "immediate": False,
+        # Outcomes are recorded on the runs; Huey need not keep task results.
+        "results": False,
+        "utc": True,
+        "consumer": {
+            "workers": env_int("HUEY_WORKERS", 4, minimum=1, maximum=256),
+            "worker_type": "thread",
+            "periodic": True,
+        },
+    }
+else:
+    HUEY = {"huey_class": "huey.MemoryHuey", "name": HUEY_QUEUE, "immediate": True}
+# A run handed to Huey but still pending after this long is handed out again: its
+# message was lost (a Redis restart, an eviction). A duplicate message starts it once.
+JOBS_REDISPATCH_SECONDS = env_float("JOBS_REDISPATCH_SECONDS", 60.0, minimum=1.0)
+# For deployments that run only Huey consumers: a scheduler pass every minute.
+JOBS_HUEY_PERIODIC_PASS = env_bool("JOBS_HUEY_PERIODIC_PASS", False)
+
+
 # --- JSON API, metrics and alerts (README: "API", "Metrics", "Alerts") ------------------
 INSTALLED_APPS += [
     "rest_framework",
@@ -287,5 +319,6 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
         "jobs": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
+        "huey": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },
 }

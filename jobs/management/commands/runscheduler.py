@@ -89,13 +89,16 @@ class Command(BaseCommand):
             alerts.shutdown(timeout=conf.shutdown_grace())
 
     def _run(self, options: dict[str, Any]) -> None:
-        scheduler = Scheduler(workers=options["workers"], tick=options["tick"])
         if options["once"]:
+            # One pass, run to the end here: even with Huey configured, --once executes
+            # in this process so that it returns when the work is done.
+            scheduler = Scheduler(workers=options["workers"], tick=options["tick"], use_huey=False)
             stats = scheduler.run_once()
             self.stdout.write(
                 f"claimed {stats.claimed} runs, ran {stats.fed}, reaped {stats.reaped}"
             )
             return
+        scheduler = Scheduler(workers=options["workers"], tick=options["tick"])
 
         def stop(signum: int, frame: object) -> None:
             # Only set a flag: the loop notices it between units of work.

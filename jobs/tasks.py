@@ -1,0 +1,52 @@
+"""Huey tasks: thin wrappers around the engine (used when REDIS_URL is set).
+
+Start workers with `python manage.py run_huey` on any number of machines.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from huey import crontab
+from huey.contrib.djhuey import db_periodic_task, db_task
+
+from jobs import worker
+
+logger = logging.getLogger(__name__)
+
+# Runs per Huey message: enough to amortise a message, few enough to spread over workers.
+RUNS_PER_MESSAGE = 50
+
+
+@db_task(name="jobs.execute_runs")
+def execute_runs(run_keys: list[str]) -> int:
+    """Execute handed-out runs (each starts once, however often its message arrives)."""
+    return worker.execute_handed_out(run_keys, resend=send_runs)
+
+
+def send_runs(run_keys: list[str]) -> int:
+    """Hand runs to the Huey workers, RUNS_PER_MESSAGE at a time."""
+    for start in range(0, len(run_keys), RUNS_PER_MESSAGE):
+        execute_runs(run_keys[start : start + RUNS_PER_MESSAGE])
+    return len(run_keys)
+
+
+@db_periodic_task(crontab(minute="*"), name="jobs.scheduler_pass")
+def scheduler_pass() -> None:
+    """A scheduler pass once a minute, for deployments that run only Huey consumers.
+
+    Off unless JOBS_HUEY_PERIODIC_PASS is set: it has minute precision (a job due at
+    12:00:30 starts at about 12:01:00), where runscheduler starts it within milliseconds.
+    """
+    if not settings.JOBS_HUEY_PERIODIC_PASS:
+        return
+    from jobs.scheduler import Scheduler
+
+    stats = Scheduler(use_huey=True).run_pass()
+    logger.info(
+        "periodic pass: claimed %d, handed out %d, reaped %d",
+        stats.claimed,
+        stats.fed,
+        stats.reaped,
+    )
