@@ -27,7 +27,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection
@@ -313,16 +313,18 @@ def scheduler_metrics_enabled() -> bool:
     return _enabled
 
 
-def enable_scheduler_metrics() -> None:
-    """Start updating the in-process metrics (without serving them)."""
+def enable_scheduler_metrics(enabled: bool = True) -> None:
+    """Start (or stop) updating the in-process metrics, without serving them."""
     global _enabled
-    _enabled = True
+    _enabled = enabled
 
 
-def serve_scheduler_metrics(port: int, address: str = "127.0.0.1") -> None:
-    """`runscheduler --metrics-port`: serve SCHEDULER_REGISTRY over HTTP in a thread."""
-    start_http_server(port, addr=address, registry=SCHEDULER_REGISTRY)
+def serve_scheduler_metrics(port: int, address: str = "127.0.0.1") -> Any:
+    """`runscheduler --metrics-port`: serve SCHEDULER_REGISTRY over HTTP in a daemon
+    thread. Returns the server (its shutdown() stops it)."""
+    server, _thread = start_http_server(port, addr=address, registry=SCHEDULER_REGISTRY)
     enable_scheduler_metrics()
+    return server
 
 
 def observe_results(results: Sequence[RunResult]) -> None:

@@ -21,6 +21,12 @@ from jobs.worker import Heartbeater, run_batch
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def scheduler_metrics_off_after():
+    yield
+    metrics.enable_scheduler_metrics(False)
+
+
 def scrape(client, **headers) -> dict[str, float]:
     """GET /metrics, parse it with prometheus-client's parser, flatten the samples."""
     response = client.get("/metrics", **headers)
@@ -142,7 +148,7 @@ def free_port() -> int:
 
 def test_the_scheduler_serves_its_own_counters_updated_per_batch():
     port = free_port()
-    metrics.serve_scheduler_metrics(port)
+    server = metrics.serve_scheduler_metrics(port)
 
     def scheduler_figures() -> dict[str, float]:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
@@ -172,6 +178,7 @@ def test_the_scheduler_serves_its_own_counters_updated_per_batch():
     claimed = "jobs_scheduler_runs_claimed_total"
     assert after[claimed] - before.get(claimed, 0) == 4
     assert "process_cpu_seconds_total" in after
+    server.shutdown()
 
 
 @pytest.mark.django_db(transaction=True)
