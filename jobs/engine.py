@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Max
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from jobs import alerts, conf, schedules
 from jobs.models import Job, JobHistory, RunStatus, ScheduleType, Trigger
@@ -738,3 +740,43 @@ def set_active(job: Job, active: bool) -> Job:
     job.full_clean()
     job.save()
     return job
+
+
+class RetryRefused(Exception):
+    """retry_run() declined; the message says why, in words fit for the user."""
+
+
+def retry_run(run: JobHistory, now: datetime | None = None) -> JobHistory:
+    """Create the next attempt of a failed run, to start at once (the admin's "retry").
+
+    Only a failed run that has no later attempt yet can be retried, so a double click,
+    two operators, or the scheduler's own automatic retry never add a second next
+    attempt: the unique (job, scheduled_for, attempt) constraint settles any race.
+    An operator's retry is allowed beyond the job's max_retries, like "run now".
+    Raises RetryRefused otherwise.
+    """
+    now = now or timezone.now()
+    attempts = JobHistory.objects.filter(job_id=run.job_id, scheduled_for=run.scheduled_for)
+    with _writing(), transaction.atomic():
+        # Read the status again: the caller's copy may be older than the run.
+        status = attempts.filter(pk=run.pk).values_list("status", flat=True).first()
+        if status != RunStatus.FAILED:
+            raise RetryRefused(gettext("Only a failed run can be retried."))
+        # At least run.attempt, unless the run was deleted since the read above.
+        highest = attempts.aggregate(highest=Max("attempt"))["highest"] or run.attempt
+        if highest > run.attempt:
+            raise RetryRefused(gettext("This run has already been retried."))
+        try:
+            with transaction.atomic():
+                return JobHistory.objects.create(
+                    job_id=run.job_id,
+                    scheduled_for=run.scheduled_for,
+                    attempt=highest + 1,
+                    status=RunStatus.PENDING,
+                    trigger=Trigger.RETRY,
+                    not_before=now,
+                    created_at=now,
+                )
+        except IntegrityError:
+            # Someone (an operator or the scheduler) created that attempt just now.
+            raise RetryRefused(gettext("This run has already been retried.")) from None

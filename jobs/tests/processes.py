@@ -105,3 +105,62 @@ def wait_until(condition: Callable[[], object], timeout: float, interval: float 
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout} s")
         time.sleep(interval)
+
+
+def huey_worker(*args: str, **env: object) -> ManagedProcess:
+    return ManagedProcess("run_huey", "--workers", "4", "--quiet", *args, **env)
+
+
+class RedisServer:
+    """A private redis-server on a free loopback port, so a test may restart it."""
+
+    def __init__(self) -> None:
+        import shutil
+        import socket
+
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise FileNotFoundError("redis-server is not installed")
+        self.binary = binary
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        import socket
+
+        self.process = subprocess.Popen(
+            [
+                self.binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+        def answers() -> bool:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as conn:
+                    conn.sendall(b"PING\r\n")
+                    return conn.recv(16).startswith(b"+PONG")
+            except OSError:
+                return False
+
+        wait_until(answers, timeout=10)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)

@@ -7,6 +7,7 @@ from datetime import timedelta
 from io import StringIO
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core import mail
 from django.core.management import call_command
 from django.utils import timezone
@@ -248,3 +249,53 @@ def test_runscheduler_sends_the_alert_of_its_last_run_before_it_exits(settings):
         assert [p["event"] for p in hook.received] == ["failure"]
     run = JobHistory.objects.get(job=job)
     assert attempts(run) == [("failure", "webhook", 1, "sent", 200)]
+
+
+def test_the_admin_edits_alert_settings_and_shows_every_attempt_on_the_run(client):
+    admin_user = get_user_model().objects.create_superuser("root", "", "pw")
+    client.force_login(admin_user)
+    job = make_job(name="reports")
+    page = client.get(f"/admin/jobs/job/{job.pk}/change/")
+    assert page.status_code == 200
+    assert b'name="webhook_url"' in page.content
+
+    form = {
+        "name": "reports",
+        "description": "",
+        "command": job.command,
+        "is_active": "on",
+        "schedule_type": "interval",
+        "interval": "10",
+        "interval_unit": "minute",
+        "misfire_policy": "coalesce",
+        "max_retries": "0",
+        "retry_backoff_seconds": "10",
+        "notify_on_failure": "on",
+        "webhook_url": "",
+        "notify_emails": "",
+        "runs-TOTAL_FORMS": "0",
+        "runs-INITIAL_FORMS": "0",
+    }
+    refused = client.post(f"/admin/jobs/job/{job.pk}/change/", form)
+    assert refused.status_code == 200  # the form again, with the message at the field
+    assert "Give a webhook URL or e-mail addresses" in refused.content.decode()
+    saved = client.post(
+        f"/admin/jobs/job/{job.pk}/change/", {**form, "notify_emails": "ops@example.com"}
+    )
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+    job.refresh_from_db()
+    assert job.notify_on_failure and job.notify_email_list == ["ops@example.com"]
+
+    run = fail(job)
+    NotificationAttempt.objects.create(
+        run=run,
+        kind="failure",
+        channel="email",
+        target="ops@example.com",
+        attempt=1,
+        status="failed",
+        error="SMTPConnectError: no server",
+    )
+    run_page = client.get(f"/admin/jobs/jobhistory/{run.pk}/change/")
+    assert run_page.status_code == 200
+    assert "SMTPConnectError: no server" in run_page.content.decode()
