@@ -338,7 +338,7 @@ def _plan_claims(
                 occurrences = schedules.plan_interval_claim(
                     next_run_at, step, now, policy=misfire_policy, grace=grace
                 )
-        except schedules.ScheduleError:
+        except (schedules.ScheduleError, OverflowError, ValueError):
             # The constraints make this unreachable; if it happens, park the job rather
             # than let one bad row stop every claim.
             logger.exception("job %r has an invalid schedule; deactivating it", name)

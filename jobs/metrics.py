@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+from django.contrib.auth.decorators import login_not_required
 from django.db import DatabaseError, connection
 from django.db.models import Count, Max, Q
 from django.http import HttpRequest, HttpResponse
@@ -246,6 +247,7 @@ def _authorized(request: HttpRequest) -> bool:
     return scheme.lower() == "bearer" and hmac.compare_digest(given.strip(), token)
 
 
+@login_not_required  # scrapers have no session; METRICS_TOKEN protects it when set
 @require_GET
 @never_cache
 def metrics_view(request: HttpRequest) -> HttpResponse:

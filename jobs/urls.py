@@ -3,5 +3,16 @@ from django.urls import path
 from jobs import views
 
 urlpatterns = [
+    path("", views.dashboard, name="dashboard"),
+    path("jobs/", views.job_list, name="job_list"),
+    path("jobs/new/", views.job_create, name="job_create"),
+    # <uuid:...> answers 404 to a malformed id before any view code runs.
+    path("jobs/<uuid:job_id>/", views.job_detail, name="job_detail"),
+    path("jobs/<uuid:job_id>/edit/", views.job_edit, name="job_edit"),
+    path("jobs/<uuid:job_id>/delete/", views.job_delete, name="job_delete"),
+    path("jobs/<uuid:job_id>/run/", views.job_run, name="job_run"),
+    path("jobs/<uuid:job_id>/toggle/", views.job_toggle, name="job_toggle"),
+    path("history/", views.history, name="history"),
+    path("runs/<uuid:run_id>/", views.run_detail, name="run_detail"),
     path("healthz", views.healthz, name="healthz"),
 ]

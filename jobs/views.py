@@ -1,11 +1,205 @@
+"""The screens: dashboard, jobs, history. Thin: they read, render, and call engine.
+
+Every page needs a login (jobs.middleware.LoginRequiredMiddleware) except /healthz.
+State changes are POST only and redirect afterwards; the live parts of a page are
+re-requested by htmx, which gets the fragment template alone.
+"""
+
 from __future__ import annotations
 
+import uuid
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_not_required
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.db import DatabaseError, connection
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from jobs import dashboard as dashboard_data
+from jobs import engine
+from jobs.forms import HistoryFilterForm, JobFilterForm, JobForm
+from jobs.models import Job, JobHistory
+from jobs.pagination import Cursor, run_page
+from jobs.stats import job_run_stats, runs_matching_job_name
+
+JOBS_PER_PAGE = 50
+JOB_RUNS_PER_PAGE = 20
 
 
+def _fragment_or_page(
+    request: HttpRequest, fragment: str, page: str, context: dict
+) -> HttpResponse:
+    """The fragment alone for htmx's polling, the whole page otherwise."""
+    return render(request, fragment if request.htmx else page, context)
+
+
+def _next_url(request: HttpRequest, default: str) -> str:
+    """Where to go after a POST: the page it came from, if it is one of ours."""
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return default
+
+
+# --- dashboard ---------------------------------------------------------------------------
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def dashboard(request: HttpRequest) -> HttpResponse:
+    context = {"section": "dashboard", **dashboard_data.live_context()}
+    return _fragment_or_page(request, "jobs/_dashboard_live.html", "jobs/dashboard.html", context)
+
+
+# --- jobs --------------------------------------------------------------------------------
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def job_list(request: HttpRequest) -> HttpResponse:
+    filters = JobFilterForm(request.GET)
+    filters.is_valid()  # an invalid filter is shown with its error and left out
+    wanted = filters.cleaned_data
+    jobs = Job.objects.with_running().order_by("name", "id")
+    if wanted.get("q"):
+        jobs = jobs.filter(name__icontains=wanted["q"])
+    if wanted.get("state"):
+        jobs = jobs.in_state(wanted["state"])
+    if wanted.get("active"):
+        jobs = jobs.filter(is_active=wanted["active"] == "yes")
+    page = Paginator(jobs, JOBS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {"section": "jobs", "filters": filters, "page": page}
+    return _fragment_or_page(request, "jobs/_job_table.html", "jobs/job_list.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+def job_create(request: HttpRequest) -> HttpResponse:
+    form = JobForm(request.POST or None)
+    if form.is_valid():
+        job = form.save()
+        messages.success(request, _("Job “%(name)s” created.") % {"name": job.name})
+        return redirect("job_detail", job_id=job.pk)
+    return render(request, "jobs/job_form.html", {"section": "jobs", "form": form, "job": None})
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
+    job = get_object_or_404(Job.objects.with_running(), pk=job_id)
+    runs = run_page(
+        job.runs.defer("log"),
+        before=Cursor.parse(request.GET.get("before")),
+        after=Cursor.parse(request.GET.get("after")),
+        size=JOB_RUNS_PER_PAGE,
+    )
+    context = {"section": "jobs", "job": job, "stats": job_run_stats(job), "runs": runs}
+    return _fragment_or_page(request, "jobs/_job_live.html", "jobs/job_detail.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+def job_edit(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
+    job = get_object_or_404(Job, pk=job_id)
+    form = JobForm(request.POST or None, instance=job)
+    if form.is_valid():
+        form.save()
+        messages.success(request, _("Job “%(name)s” saved.") % {"name": job.name})
+        return redirect("job_detail", job_id=job.pk)
+    return render(request, "jobs/job_form.html", {"section": "jobs", "form": form, "job": job})
+
+
+@require_http_methods(["GET", "POST"])
+def job_delete(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
+    job = get_object_or_404(Job, pk=job_id)
+    if request.method == "POST":
+        name = job.name
+        job.delete()
+        messages.success(request, _("Job “%(name)s” deleted.") % {"name": name})
+        return redirect("job_list")
+    return render(request, "jobs/job_confirm_delete.html", {"section": "jobs", "job": job})
+
+
+@require_POST
+def job_run(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
+    job = get_object_or_404(Job, pk=job_id)
+    engine.run_now(job)
+    messages.success(request, _("“%(name)s” will run in a moment.") % {"name": job.name})
+    return redirect(_next_url(request, reverse("job_detail", args=[job.pk])))
+
+
+@require_POST
+def job_toggle(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
+    """Enable or disable a job. The form says which (`active` present = enable), so a
+    second click on a stale page does not undo the first."""
+    job = get_object_or_404(Job, pk=job_id)
+    active = bool(request.POST.get("active"))
+    try:
+        engine.set_active(job, active)
+    except ValidationError as exc:
+        # A one-off job whose time has passed cannot be enabled again: say why.
+        messages.error(request, " ".join(exc.messages))
+    else:
+        text = _("“%(name)s” enabled.") if active else _("“%(name)s” disabled.")
+        messages.success(request, text % {"name": job.name})
+    return redirect(_next_url(request, reverse("job_detail", args=[job.pk])))
+
+
+# --- runs --------------------------------------------------------------------------------
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def history(request: HttpRequest) -> HttpResponse:
+    filters = HistoryFilterForm(request.GET)
+    filters.is_valid()  # an invalid filter is shown with its error and left out
+    wanted = filters.cleaned_data
+    # Lists never show logs, which can be long: each run's page does.
+    runs = JobHistory.objects.select_related("job").defer("log")
+    selected_job = None
+    if wanted.get("job"):
+        selected_job = Job.objects.filter(pk=wanted["job"]).first()
+        runs = runs.filter(job_id=wanted["job"])
+    if wanted.get("job_name"):
+        runs = runs_matching_job_name(runs, wanted["job_name"])
+    if wanted.get("status"):
+        runs = runs.filter(status=wanted["status"])
+    start, end = filters.created_range()
+    if start:
+        runs = runs.filter(created_at__gte=start)
+    if end:
+        runs = runs.filter(created_at__lt=end)
+    before = Cursor.parse(request.GET.get("before"))
+    after = Cursor.parse(request.GET.get("after"))
+    context = {
+        "section": "history",
+        "filters": filters,
+        "selected_job": selected_job,
+        "runs": run_page(runs, before=before, after=after),
+        # Only the first page follows new runs as they come.
+        "live": before is None and after is None,
+    }
+    return _fragment_or_page(request, "jobs/_history_table.html", "jobs/history.html", context)
+
+
+@require_GET
+def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+    run = get_object_or_404(JobHistory.objects.select_related("job"), pk=run_id)
+    return render(request, "jobs/run_detail.html", {"section": "history", "run": run})
+
+
+# --- health ------------------------------------------------------------------------------
+
+
+@login_not_required
 @require_GET
 @never_cache
 def healthz(request: HttpRequest) -> JsonResponse:

@@ -53,6 +53,10 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Every page needs a login except those marked @login_not_required (login, /healthz).
+    "jobs.middleware.LoginRequiredMiddleware",
+    # Dates and times in the user's own zone (a cookie the browser sets).
+    "jobs.middleware.TimezoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -71,6 +75,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "jobs.context_processors.ui",
             ],
         },
     },
@@ -156,6 +161,14 @@ STORAGES = {
 }
 # Serve straight from the apps' static folders, so no collectstatic step is needed to start.
 WHITENOISE_USE_FINDERS = True
+
+# The screens refresh their live parts this often (htmx polling, only while the tab is visible).
+JOBS_UI_POLL_SECONDS = env_float("JOBS_UI_POLL_SECONDS", 3.0, minimum=0.2, maximum=3600.0)
+# The dashboard's 24-hour counts are reused for this long, so that many open dashboards
+# polling every few seconds count the last day's runs once per period, not once per poll.
+JOBS_DASHBOARD_CACHE_SECONDS = env_float(
+    "JOBS_DASHBOARD_CACHE_SECONDS", 5.0, minimum=0.0, maximum=3600.0
+)
 
 CRISPY_ALLOWED_TEMPLATE_PACKS = "bootstrap5"
 CRISPY_TEMPLATE_PACK = "bootstrap5"

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('jobs', '0001_initial'),
+        ('jobs', '0003_interval_plain_integer'),
     ]
 
     operations = [

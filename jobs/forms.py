@@ -1,0 +1,144 @@
+"""Forms of the screens.
+
+The rules of a valid job live in Job (field validators and Job.clean()); a ModelForm
+runs them through full_clean() and puts each message at its field. The forms here
+only add what is theirs: widgets, layout, and reading text input (local date-times,
+filters).
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, time, timedelta
+
+from crispy_bootstrap5.bootstrap5 import Switch
+from crispy_forms.helper import FormHelper
+from crispy_forms.layout import Column, Div, Layout, Row
+from django import forms
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from jobs.models import NAME_MAX_LENGTH, Job, JobState, RunStatus, ScheduleType
+
+EARLIEST_DAY = date(1970, 1, 1)
+LATEST_DAY = date(9000, 1, 1)
+# What a browser's datetime-local input sends (with or without seconds).
+LOCAL_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S"]
+
+
+class LocalDateTimeInput(forms.DateTimeInput):
+    """<input type="datetime-local">; the value is shown and read in the user's zone
+    (forms.DateTimeField converts with the active time zone both ways)."""
+
+    input_type = "datetime-local"
+
+    def __init__(self, attrs: dict | None = None) -> None:
+        super().__init__(attrs=attrs, format="%Y-%m-%dT%H:%M")
+
+
+class JobForm(forms.ModelForm):
+    class Meta:
+        model = Job
+        fields = [
+            "name",
+            "description",
+            "command",
+            "schedule_type",
+            "scheduled_at",
+            "interval",
+            "interval_unit",
+            "misfire_policy",
+            "max_retries",
+            "retry_backoff_seconds",
+            "is_active",
+        ]
+        widgets = {
+            "description": forms.Textarea(attrs={"rows": 2}),
+            "scheduled_at": LocalDateTimeInput(),
+        }
+        field_classes = {"scheduled_at": forms.DateTimeField}
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.fields["scheduled_at"].input_formats = LOCAL_INPUT_FORMATS
+        self.fields["interval"].widget.attrs["min"] = 1
+        # Read by jobs/static/jobs/job_form.js, which shows only the chosen schedule's
+        # fields (all of them stay visible without JavaScript).
+        self.fields["schedule_type"].widget.attrs["data-schedule-switch"] = ""
+        self.helper = FormHelper()
+        self.helper.form_tag = False  # the template writes the <form> and its buttons
+        self.helper.layout = Layout(
+            "name",
+            "description",
+            "command",
+            "schedule_type",
+            Div(
+                "scheduled_at",
+                css_class="js-schedule",
+                data_schedule=f"{ScheduleType.ONCE} {ScheduleType.INTERVAL}",
+            ),
+            Div(
+                Row(Column("interval"), Column("interval_unit")),
+                css_class="js-schedule",
+                data_schedule=ScheduleType.INTERVAL,
+            ),
+            "misfire_policy",
+            Row(Column("max_retries"), Column("retry_backoff_seconds")),
+            Switch("is_active"),
+        )
+
+
+class JobFilterForm(forms.Form):
+    """The job list's search and filters (GET). An invalid value is reported and ignored."""
+
+    q = forms.CharField(label=_("Name"), required=False, max_length=NAME_MAX_LENGTH)
+    state = forms.ChoiceField(
+        label=_("State"), required=False, choices=[("", _("Any state")), *JobState.choices]
+    )
+    active = forms.ChoiceField(
+        label=_("Active"),
+        required=False,
+        choices=[("", _("Active or not")), ("yes", _("Active")), ("no", _("Inactive"))],
+    )
+
+
+class HistoryFilterForm(forms.Form):
+    """The history's filters (GET): job, status and a date range in the user's zone."""
+
+    job = forms.UUIDField(required=False, widget=forms.HiddenInput)
+    job_name = forms.CharField(label=_("Job"), required=False, max_length=NAME_MAX_LENGTH)
+    status = forms.ChoiceField(
+        label=_("Status"), required=False, choices=[("", _("Any status")), *RunStatus.choices]
+    )
+    # Bounded, so that a day's start converts to UTC without overflowing.
+    date_from = forms.DateField(
+        label=_("From"),
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        validators=[MinValueValidator(EARLIEST_DAY), MaxValueValidator(LATEST_DAY)],
+    )
+    date_to = forms.DateField(
+        label=_("To"),
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        validators=[MinValueValidator(EARLIEST_DAY), MaxValueValidator(LATEST_DAY)],
+    )
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        start, end = cleaned.get("date_from"), cleaned.get("date_to")
+        if start and end and end < start:
+            self.add_error("date_to", _("The end date is before the start date."))
+        return cleaned
+
+    def created_range(self) -> tuple[datetime | None, datetime | None]:
+        """[start, end) in aware datetimes: whole local days, the end day included."""
+        start, end = self.cleaned_data.get("date_from"), self.cleaned_data.get("date_to")
+        return (
+            _local_midnight(start) if start else None,
+            _local_midnight(end + timedelta(days=1)) if end else None,
+        )
+
+
+def _local_midnight(day: date) -> datetime:
+    return timezone.make_aware(datetime.combine(day, time.min))

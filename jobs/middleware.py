@@ -1,0 +1,76 @@
+"""Request middleware for the screens: login everywhere, and the user's time zone."""
+
+from __future__ import annotations
+
+import functools
+import zoneinfo
+from collections.abc import Callable
+
+from django.contrib.auth import middleware as auth_middleware
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+from django_htmx.http import HttpResponseClientRedirect
+
+# The browser writes its IANA zone name here (jobs/static/jobs/app.js).
+TIMEZONE_COOKIE = "tz"
+
+
+class LoginRequiredMiddleware(auth_middleware.LoginRequiredMiddleware):
+    """Django's LoginRequiredMiddleware, with two changes.
+
+    - The admin is left to itself: it checks is_staff on every view and sends visitors
+      to its own login page (Django marks the admin's site-wide views for this
+      middleware, but not the ModelAdmin ones, which would go to /accounts/login/).
+    - htmx requests get a full-page redirect: when a session expires while a page
+      polls, a plain 302 would make htmx swap the login form into the middle of the
+      dashboard; HX-Redirect sends the whole tab there.
+    """
+
+    def process_view(
+        self, request: HttpRequest, view_func: Callable, view_args: list, view_kwargs: dict
+    ) -> HttpResponse | None:
+        if hasattr(view_func, "admin_site") or hasattr(view_func, "model_admin"):
+            return None
+        return super().process_view(request, view_func, view_args, view_kwargs)
+
+    def handle_no_permission(self, request: HttpRequest, view_func: Callable) -> HttpResponse:
+        response = super().handle_no_permission(request, view_func)
+        if getattr(request, "htmx", False):
+            return HttpResponseClientRedirect(response["Location"])
+        return response
+
+
+@functools.cache
+def known_zones() -> frozenset[str]:
+    # Reading the zone database once per process: the list does not change while it runs.
+    return frozenset(zoneinfo.available_timezones())
+
+
+def zone_from_request(request: HttpRequest) -> zoneinfo.ZoneInfo | None:
+    """The zone the browser reported, or None when it sent none or an unknown name."""
+    name = request.COOKIES.get(TIMEZONE_COOKIE, "")
+    if name not in known_zones():
+        return None
+    return zoneinfo.ZoneInfo(name)
+
+
+class TimezoneMiddleware:
+    """Show dates and times in the zone of the user's browser (settings.TIME_ZONE otherwise).
+
+    Only presentation changes: everything is stored in UTC, and forms read local input
+    in the active zone.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        zone = zone_from_request(request)
+        if zone is None:
+            timezone.deactivate()
+        else:
+            timezone.activate(zone)
+        try:
+            return self.get_response(request)
+        finally:
+            timezone.deactivate()

@@ -1,0 +1,70 @@
+"""Questions about runs that the job page and the history ask, each in one bounded query."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db.models import Avg, Count, DurationField, ExpressionWrapper, F, Q, QuerySet
+
+from jobs.models import FINISHED_STATUSES, Job, JobHistory, RunStatus
+
+# The job page's figures cover this many of the job's latest runs: enough to be
+# meaningful, and a job that ran every second for a year does not make the page slow.
+STATS_WINDOW = 1000
+# A job-name filter matching at most this many jobs looks their runs up job by job.
+JOB_NAME_LOOKUP_LIMIT = 50
+
+
+@dataclass(frozen=True)
+class JobRunStats:
+    total: int
+    succeeded: int
+    failed: int
+    running: int
+    pending: int
+    average_duration: timedelta | None
+    window: int = STATS_WINDOW
+
+    @property
+    def success_rate(self) -> float | None:
+        """Succeeded / finished, in percent; None before the first finished run."""
+        finished = self.succeeded + self.failed
+        return 100.0 * self.succeeded / finished if finished else None
+
+    @property
+    def is_windowed(self) -> bool:
+        """The job has more runs than the figures cover."""
+        return self.total >= self.window
+
+
+def job_run_stats(job: Job) -> JobRunStats:
+    """Counts by status, success rate and average duration over the job's latest runs."""
+    latest = job.runs.order_by("-created_at")[:STATS_WINDOW]
+    duration = ExpressionWrapper(F("finished_at") - F("started_at"), output_field=DurationField())
+    figures = latest.aggregate(
+        total=Count("pk"),
+        succeeded=Count("pk", filter=Q(status=RunStatus.SUCCESS)),
+        failed=Count("pk", filter=Q(status=RunStatus.FAILED)),
+        running=Count("pk", filter=Q(status=RunStatus.RUNNING)),
+        pending=Count("pk", filter=Q(status=RunStatus.PENDING)),
+        average_duration=Avg(
+            duration, filter=Q(status__in=FINISHED_STATUSES, started_at__isnull=False)
+        ),
+    )
+    return JobRunStats(**figures)
+
+
+def runs_matching_job_name(runs: QuerySet[JobHistory], text: str) -> QuerySet[JobHistory]:
+    """The runs of jobs whose name contains `text` (one small query to decide how).
+
+    Few matching jobs: their runs are found job by job through index jobs_run_job_recent.
+    Many: the history is read newest first and the matches kept, which fills a page
+    quickly precisely because matches are common. Either way the cost stays bounded,
+    where one plan for both would be slow for one of them.
+    """
+    matching = Job.objects.filter(name__icontains=text)
+    ids = list(matching.values_list("pk", flat=True)[: JOB_NAME_LOOKUP_LIMIT + 1])
+    if len(ids) <= JOB_NAME_LOOKUP_LIMIT:
+        return runs.filter(job_id__in=ids)
+    return runs.filter(job__name__icontains=text)

@@ -1,0 +1,372 @@
+"""The screens in a real browser: Debian's Chromium driven by Playwright, against Django's
+live server, with a real scheduler executing runs in a background thread.
+
+    python -m pytest jobs/tests/test_browser.py            # the scenarios
+    UPDATE_SCREENSHOTS=1 python -m pytest jobs/tests/test_browser.py -k screenshots
+
+Nothing here sleeps and hopes: every wait is an expect(...) with a timeout.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.conf import settings as django_settings
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.utils import timezone
+
+from jobs.models import Job, JobHistory, RunStatus
+from jobs.scheduler import Scheduler
+from jobs.tests.ui_support import PASSWORD, make_job, make_run
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
+# here between browser steps are ordinary blocking calls and safe.
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+playwright_sync = pytest.importorskip("playwright.sync_api")
+expect = playwright_sync.expect
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+]
+BROWSER_ZONE = "Asia/Tokyo"
+# Long enough for a run to be seen running between two polls, short enough for a test.
+POLL_SECONDS = 0.5
+RUN_SECONDS = (2.0, 3.0)
+WAIT_MS = 15_000
+DOCS = Path(django_settings.BASE_DIR) / "docs"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium (scripts/test does it)")
+    with playwright_sync.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def fast_screens(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.JOBS_UI_POLL_SECONDS = POLL_SECONDS
+    settings.JOBS_DASHBOARD_CACHE_SECONDS = 0
+    settings.JOBS_SIM_MIN_SECONDS, settings.JOBS_SIM_MAX_SECONDS = RUN_SECONDS
+    settings.JOBS_SIM_FAILURE_RATE = 0.5
+    settings.JOBS_SHUTDOWN_GRACE_SECONDS = 5
+
+
+@pytest.fixture
+def scheduler(live_server, fast_screens) -> Iterator[Scheduler]:  # type: ignore[no-untyped-def]
+    """The real scheduler, serving in a thread with its own database connection."""
+    running = Scheduler(workers=2, tick=0.2)
+
+    def serve() -> None:
+        try:
+            running.serve()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=serve, name="test-scheduler", daemon=True)
+    thread.start()
+    yield running
+    running.request_stop()
+    thread.join(timeout=30)
+    assert not thread.is_alive(), "the scheduler did not stop"
+
+
+@pytest.fixture
+def user(transactional_db):  # type: ignore[no-untyped-def]
+    return get_user_model().objects.create_user("alice", password=PASSWORD, is_staff=True)
+
+
+class Visit:
+    """A browser tab on the live server that records every URL it requests."""
+
+    def __init__(self, browser, base_url: str, **context_options: object) -> None:  # type: ignore[no-untyped-def]
+        self.base_url = base_url
+        self.context = browser.new_context(
+            base_url=base_url,
+            locale="en-GB",
+            timezone_id=BROWSER_ZONE,
+            viewport={"width": 1280, "height": 900},
+            **context_options,
+        )
+        self.context.set_default_timeout(WAIT_MS)
+        self.page = self.context.new_page()
+        self.requested: list[str] = []
+        self.page.on("request", lambda request: self.requested.append(request.url))
+
+    def log_in(self, username: str = "alice") -> None:
+        page = self.page
+        page.goto("/")
+        expect(page).to_have_url(re.compile(r"/accounts/login/\?next=/$"))
+        page.get_by_label("Username").fill(username)
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+        expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+
+    def foreign_requests(self) -> list[str]:
+        return [
+            url
+            for url in self.requested
+            if not url.startswith(self.base_url + "/") and not url.startswith("data:")
+        ]
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def visit(browser, live_server, user) -> Iterator[Visit]:  # type: ignore[no-untyped-def]
+    tab = Visit(browser, live_server.url)
+    yield tab
+    foreign = tab.foreign_requests()
+    tab.close()
+    assert tab.requested, "the browser requested nothing at all"
+    assert not foreign, f"requests to other hosts: {foreign}"
+
+
+def _row(page, job: Job):  # type: ignore[no-untyped-def]
+    return page.locator(f"#job-{job.pk}")
+
+
+def test_a_user_creates_runs_edits_disables_and_deletes_jobs(visit: Visit, scheduler) -> None:  # type: ignore[no-untyped-def]
+    page = visit.page
+    visit.log_in()
+    # The browser told the server its zone on the first page; times are shown in it.
+    expect(page.locator("#time-zone")).to_contain_text(BROWSER_ZONE)
+
+    # An interval job through the form.
+    page.get_by_role("link", name="Jobs", exact=True).click()
+    page.get_by_role("link", name="New job").click()
+    page.get_by_label("Name").fill("Nightly backup")
+    page.get_by_label("Command").fill("backup --all")
+    page.get_by_label("Schedule").select_option("interval")
+    expect(page.get_by_label("Every")).to_be_visible()
+    page.get_by_label("Every").fill("1")
+    page.get_by_label("Unit").select_option("hour")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#job-name")).to_have_text("Nightly backup")
+    interval_job = Job.objects.get(name="Nightly backup")
+    assert interval_job.schedule_text == "every hour"
+
+    # A one-off job: only its date-time field shows, read in the browser's zone.
+    tomorrow = (datetime.now(ZoneInfo(BROWSER_ZONE)) + timedelta(days=1)).date()
+    page.goto("/jobs/new/")
+    page.get_by_label("Schedule").select_option("once")
+    expect(page.get_by_label("Every")).to_be_hidden()
+    expect(page.get_by_label("Unit")).to_be_hidden()
+    page.get_by_label("Name").fill("Send the report")
+    page.get_by_label("Command").fill("report --send")
+    page.get_by_label("Run at").fill(f"{tomorrow.isoformat()}T09:00")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#job-name")).to_have_text("Send the report")
+    once_job = Job.objects.get(name="Send the report")
+    assert timezone.localtime(once_job.scheduled_at, ZoneInfo(BROWSER_ZONE)).hour == 9
+
+    # Both are listed, with their schedules in words.
+    page.get_by_role("link", name="Jobs", exact=True).click()
+    expect(_row(page, interval_job)).to_contain_text("every hour")
+    expect(_row(page, once_job)).to_contain_text(f"once at {tomorrow.day} ")
+    expect(_row(page, once_job)).to_contain_text("09:00")
+    state = _row(page, interval_job).locator("[data-state]")
+    expect(state).to_have_text("Waiting")
+
+    # Run now: the badge turns running, then succeeded or failed, by polling alone.
+    _row(page, interval_job).get_by_role("button", name="Run now").click()
+    expect(page.get_by_role("alert")).to_contain_text("“Nightly backup” will run in a moment.")
+    page.evaluate("window.stillTheSamePage = true")
+    expect(state).to_have_text("Running", timeout=WAIT_MS)
+    expect(state).to_have_text(re.compile(r"^(Succeeded|Failed)$"), timeout=WAIT_MS)
+    assert page.evaluate("window.stillTheSamePage") is True, "the page was reloaded"
+    run = JobHistory.objects.get(job=interval_job)
+    assert run.status in (RunStatus.SUCCESS, RunStatus.FAILED)
+
+    # Edit.
+    _row(page, interval_job).get_by_role("link", name="Edit").click()
+    page.get_by_label("Name").fill("Nightly backup (all disks)")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#job-name")).to_have_text("Nightly backup (all disks)")
+    expect(page.get_by_role("alert")).to_contain_text("saved")
+
+    # Disable with the switch in the list.
+    page.get_by_role("link", name="Jobs", exact=True).click()
+    switch = _row(page, interval_job).get_by_role("switch")
+    expect(switch).to_be_checked()
+    switch.click()
+    expect(page.get_by_role("alert")).to_contain_text("disabled")
+    expect(_row(page, interval_job).get_by_role("switch")).not_to_be_checked()
+    expect(_row(page, interval_job)).to_contain_text("disabled")
+    interval_job.refresh_from_db()
+    assert not interval_job.is_active
+
+    # Delete, after a confirmation page.
+    _row(page, once_job).get_by_role("link", name="Send the report").click()
+    page.get_by_role("link", name="Delete").click()
+    expect(page.get_by_role("heading")).to_have_text("Delete “Send the report”?")
+    page.get_by_role("button", name="Delete").click()
+    expect(page.get_by_role("alert")).to_contain_text("deleted")
+    expect(page.locator(f"#job-{once_job.pk}")).to_have_count(0)
+    assert not Job.objects.filter(pk=once_job.pk).exists()
+
+
+def test_bad_values_get_messages_at_their_fields(visit: Visit) -> None:
+    page = visit.page
+    visit.log_in()
+    page.goto("/jobs/new/")
+    page.get_by_label("Command").fill("true")
+    page.get_by_label("Every").fill("0")
+    page.get_by_label("Unit").select_option("minute")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#id_name + .invalid-feedback, #id_name ~ .invalid-feedback")).to_have_text(
+        "This field is required."
+    )
+    expect(page.locator("#id_interval ~ .invalid-feedback")).to_contain_text(
+        "The interval must be at least 1."
+    )
+    # The one-off time must be in the future.
+    page.get_by_label("Name").fill("Too late")
+    page.get_by_label("Schedule").select_option("once")
+    page.get_by_label("Run at").fill("2021-01-01T09:00")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#id_scheduled_at ~ .invalid-feedback")).to_contain_text("already passed")
+    # The schedule switch still shows only the one-off fields after the error.
+    expect(page.get_by_label("Every")).to_be_hidden()
+    assert not Job.objects.exists()
+
+
+def test_the_history_filters_by_job_and_status(visit: Visit) -> None:
+    mailer = make_job(name="mailer")
+    reporter = make_job(name="reporter")
+    make_run(mailer, status=RunStatus.SUCCESS)
+    failed = make_run(mailer, status=RunStatus.FAILED, log="exit status 1: simulated failure")
+    make_run(reporter, status=RunStatus.FAILED)
+    page = visit.page
+    visit.log_in()
+    page.get_by_role("link", name="History").click()
+    rows = page.locator("#runs tbody tr")
+    expect(rows).to_have_count(3)
+    page.get_by_label("Job").fill("mail")
+    page.get_by_label("Status").select_option("failed")
+    page.get_by_role("button", name="Filter").click()
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("mailer")
+    expect(rows.first.locator("[data-status]")).to_have_text("Failed")
+    rows.first.get_by_role("link", name="Log").click()
+    expect(page.locator("#run-log")).to_have_text("exit status 1: simulated failure")
+    assert failed.pk.hex in page.url.replace("-", "")
+
+
+def test_switching_to_japanese(visit: Visit) -> None:
+    page = visit.page
+    visit.log_in()
+    page.get_by_label("Language").select_option("ja")
+    expect(page.locator("html")).to_have_attribute("lang", "ja")
+    expect(page.get_by_role("heading", name="ダッシュボード")).to_be_visible()
+    expect(page.get_by_role("button", name="ログアウト")).to_be_visible()
+    page.get_by_role("link", name="ジョブ", exact=True).click()
+    expect(page.get_by_role("link", name="新しいジョブ")).to_be_visible()
+
+
+def test_the_screens_fit_a_375_pixel_phone(browser, live_server, user) -> None:  # type: ignore[no-untyped-def]
+    tab = Visit(browser, live_server.url)
+    try:
+        tab.page.set_viewport_size({"width": 375, "height": 740})
+        tab.log_in()
+        make_job(name="a job with a rather long name that has to wrap somewhere")
+        for url in ("/", "/jobs/", "/jobs/new/", "/history/"):
+            tab.page.goto(url)
+            width = tab.page.evaluate("document.documentElement.scrollWidth")
+            assert width <= 375, f"{url} is {width} px wide"
+        menu = tab.page.get_by_role("link", name="History")
+        expect(menu).to_be_hidden()
+        tab.page.get_by_role("button", name="Show the menu").click()
+        expect(menu).to_be_visible()
+        assert not tab.foreign_requests()
+    finally:
+        tab.close()
+
+
+@pytest.mark.skipif(
+    not os.environ.get("UPDATE_SCREENSHOTS"), reason="set UPDATE_SCREENSHOTS=1 to retake them"
+)
+def test_screenshots(visit: Visit, scheduler) -> None:  # type: ignore[no-untyped-def]
+    """The pictures in README.md ("Screens"): docs/*.png at 1280 px wide."""
+    _populate_for_screenshots()
+    page = visit.page
+    visit.log_in()
+    DOCS.mkdir(exist_ok=True)
+    page.goto("/")
+    expect(page.locator(".runs-chart")).to_be_visible()
+    page.screenshot(path=DOCS / "dashboard.png", full_page=True)
+    page.goto("/jobs/")
+    expect(page.locator("#jobs")).to_be_visible()
+    page.screenshot(path=DOCS / "jobs.png", full_page=True)
+    page.goto("/jobs/new/")
+    page.get_by_label("Name").fill("Weekly report")
+    page.get_by_label("Command").fill("report --weekly")
+    page.get_by_label("Every").fill("0")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".invalid-feedback").first).to_be_visible()
+    page.screenshot(path=DOCS / "job-form.png", full_page=True)
+    page.goto("/history/")
+    expect(page.locator("#runs")).to_be_visible()
+    page.screenshot(path=DOCS / "history.png")
+
+
+def _populate_for_screenshots() -> None:
+    names = [
+        ("Nightly backup", 1, "day"),
+        ("Send invoices", 6, "hour"),
+        ("Sync customers", 15, "minute"),
+        ("Refresh search index", 30, "minute"),
+        ("Clean temporary files", 2, "hour"),
+        ("Poll payment provider", 1, "minute"),
+        ("Rotate logs", 12, "hour"),
+        ("Import exchange rates", 1, "hour"),
+    ]
+    jobs = [
+        make_job(
+            name=name,
+            command=f"./manage.py {name.lower().replace(' ', '_')}",
+            interval=every,
+            interval_unit=unit,
+        )
+        for name, every, unit in names
+    ]
+    for index in range(600):
+        job = jobs[index % len(jobs)]
+        status = RunStatus.FAILED if index % 9 == 4 else RunStatus.SUCCESS
+        make_run(
+            job,
+            status=status,
+            ago=timedelta(minutes=3 + index * 2.3),
+            took=timedelta(seconds=1 + index % 7),
+        )
+    for job in jobs[:4]:
+        latest = job.runs.order_by("-created_at").first()
+        Job.objects.filter(pk=job.pk).update(
+            last_run_at=latest.created_at, last_run_status=latest.status
+        )
+    make_run(jobs[2], status=RunStatus.RUNNING, ago=timedelta(seconds=40))

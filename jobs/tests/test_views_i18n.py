@@ -1,0 +1,93 @@
+"""Languages (English, Japanese) and the user's time zone."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+import time_machine
+from django.test import Client
+
+from jobs.middleware import TIMEZONE_COOKIE
+from jobs.models import ScheduleType
+from jobs.tests.ui_support import make_job
+
+pytest_plugins = ["jobs.tests.ui_support"]
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+@pytest.mark.django_db
+def test_the_browsers_language_is_used(signed_in: Client) -> None:
+    response = signed_in.get("/jobs/", headers={"Accept-Language": "ja,en;q=0.5"})
+    assert '<html lang="ja">' in response.text
+    assert "ジョブ" in response.text
+    english = signed_in.get("/jobs/", headers={"Accept-Language": "en-GB"})
+    assert '<html lang="en">' in english.text
+
+
+@pytest.mark.django_db
+def test_the_language_menu_switches_to_japanese_and_back(signed_in: Client) -> None:
+    page = signed_in.get("/history/")
+    assert 'action="/i18n/setlang/"' in page.text
+    response = signed_in.post("/i18n/setlang/", {"language": "ja", "next": "/history/"})
+    assert response["Location"] == "/history/"
+    japanese = signed_in.get("/history/").text
+    assert "履歴" in japanese and "ログアウト" in japanese
+    signed_in.post("/i18n/setlang/", {"language": "en", "next": "/"})
+    assert "Log out" in signed_in.get("/").text
+
+
+@pytest.mark.django_db
+def test_the_login_page_can_switch_language_too(client: Client) -> None:
+    response = client.post("/i18n/setlang/", {"language": "ja", "next": "/accounts/login/"})
+    assert response.status_code == 302
+    assert "ログイン" in client.get("/accounts/login/").text
+
+
+@pytest.mark.django_db
+@time_machine.travel(NOW, tick=False)
+def test_japanese_pages_say_the_schedule_and_form_errors_in_japanese(signed_in: Client) -> None:
+    signed_in.post("/i18n/setlang/", {"language": "ja", "next": "/"})
+    make_job(name="毎時", interval=10, interval_unit="minute")
+    assert "10分ごと" in signed_in.get("/jobs/").text
+    response = signed_in.post(
+        "/jobs/new/",
+        {"name": "", "command": "x", "schedule_type": ScheduleType.INTERVAL, "interval": "0"},
+    )
+    assert "このフィールドは必須です。" in response.text
+    assert "間隔は 1 以上にしてください。" in response.text
+
+
+@pytest.mark.django_db
+@time_machine.travel(NOW, tick=False)
+def test_times_are_shown_in_the_zone_the_browser_reported(signed_in: Client) -> None:
+    make_job(
+        name="once",
+        schedule_type=ScheduleType.ONCE,
+        scheduled_at=datetime(2026, 12, 1, 0, 0, tzinfo=UTC),
+        interval=None,
+        interval_unit="",
+    )
+    signed_in.cookies[TIMEZONE_COOKIE] = "Asia/Tokyo"
+    text = signed_in.get("/jobs/").text
+    assert "Time zone: Asia/Tokyo" in text
+    assert "2026-12-01 09:00" in text  # midnight UTC
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("cookie", ["Mars/Olympus_Mons", "../../etc/passwd", "", "UTC; x"])
+def test_an_unknown_zone_falls_back_to_the_sites_zone(signed_in: Client, cookie: str) -> None:
+    signed_in.cookies[TIMEZONE_COOKIE] = cookie
+    response = signed_in.get("/")
+    assert response.status_code == 200
+    assert "Time zone: UTC" in response.text
+
+
+@pytest.mark.django_db
+def test_pages_load_scripts_and_styles_only_from_this_site(signed_in: Client) -> None:
+    text = signed_in.get("/").text
+    assert "/static/jobs/vendor/bootstrap/bootstrap.min.css" in text
+    assert "/static/jobs/vendor/bootstrap/bootstrap.bundle.min.js" in text
+    assert "/static/django_htmx/htmx" in text
+    assert "http://" not in text and "https://" not in text and 'src="//' not in text

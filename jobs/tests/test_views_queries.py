@@ -1,0 +1,66 @@
+"""Every screen costs a fixed number of queries, whatever the size of the data."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from jobs.models import Job, JobHistory
+from jobs.tests.ui_support import make_job, make_many, make_run
+
+pytest_plugins = ["jobs.tests.ui_support"]
+
+# Session and user: 2 queries on every page. The rest is the page's own.
+EXPECTED = {
+    "/": 2 + 7,  # jobs, queue, completed hours, current hour, in progress, upcoming, failures
+    "/jobs/": 2 + 2,  # count, page
+    "/jobs/?q=bulk&state=failed&active=yes&page=2": 2 + 2,
+    "job page": 2 + 3,  # job, stats, runs
+    "/history/": 2 + 1,  # one page of runs, no COUNT
+    "/history/?status=failed&job_name=bulk&date_from=2026-01-01": 2 + 2,  # + matching jobs
+    "history of a job": 2 + 2,  # + the job's name
+}
+
+
+def _count(client: Client, url: str, **headers: str) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url, headers=headers)
+    assert response.status_code == 200, url
+    return len(queries)
+
+
+def _counts(client: Client, job: Job) -> dict[str, int]:
+    urls = {
+        **{url: url for url in EXPECTED if url.startswith("/")},
+        "job page": f"/jobs/{job.pk}/",
+        "history of a job": f"/history/?job={job.pk}",
+    }
+    counts = {name: _count(client, url) for name, url in urls.items()}
+    for name, url in urls.items():
+        counts[f"{name} (htmx)"] = _count(client, url, **{"HX-Request": "true"})
+    return counts
+
+
+@pytest.mark.django_db
+def test_pages_issue_the_same_queries_for_1_job_and_for_500_jobs_with_5000_runs(
+    signed_in: Client,
+) -> None:
+    one = make_job(name="bulk one")
+    make_run(one)
+    # So that the filtered list finds it too: an empty page would skip a query.
+    Job.objects.filter(pk=one.pk).update(last_run_status="failed")
+    small = _counts(signed_in, one)
+
+    make_many(jobs=500, runs=5000)
+    busiest = Job.objects.get(name="bulk 0000")
+    assert JobHistory.objects.count() == 5001
+    large = _counts(signed_in, busiest)
+
+    assert large == small
+    filtered = signed_in.get("/jobs/?q=bulk&state=failed&active=yes&page=2").context["page"]
+    assert filtered.number == 2 and len(filtered.object_list) > 0
+    for name, expected in EXPECTED.items():
+        assert small[name] == expected, name
+        assert small[f"{name} (htmx)"] == expected, name
