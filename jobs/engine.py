@@ -491,6 +491,15 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
     if not results:
         return 0
     d = dialect()
+    # Build the rows before taking the writer lock: this Python work then overlaps
+    # another thread's SQL (SQLite releases the GIL while it works).
+    run_rows = []
+    job_rows = []
+    for r in results:
+        status = _SUCCESS if r.succeeded else _FAILED
+        started_at = d.dt(r.started_at)
+        run_rows.append((status, started_at, d.dt(r.finished_at), r.log, r.ticket.run_key))
+        job_rows.append((started_at, status, r.ticket.job_key, started_at))
     with _writing(), transaction.atomic(), connection.cursor() as cursor:
         # Which of these runs does `worker` still own? Locked (FOR UPDATE on PostgreSQL,
         # the write lock on SQLite) so the reaper cannot take one between check and write.
@@ -502,16 +511,14 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
                 [_RUNNING, worker] + [r.ticket.run_key for r in chunk],
             )
             mine.update(d.key_out(row[0]) for row in cursor.fetchall())
-        owned = [r for r in results if r.ticket.run_key in mine]
+        owned = results
+        if len(mine) != len(results):
+            keep = [r.ticket.run_key in mine for r in results]
+            owned = [r for r, k in zip(results, keep, strict=True) if k]
+            run_rows = [row for row, k in zip(run_rows, keep, strict=True) if k]
+            job_rows = [row for row, k in zip(job_rows, keep, strict=True) if k]
         if not owned:
             return 0
-        run_rows = []
-        job_rows = []
-        for r in owned:
-            status = _SUCCESS if r.succeeded else _FAILED
-            started_at = d.dt(r.started_at)
-            run_rows.append((status, started_at, d.dt(r.finished_at), r.log, r.ticket.run_key))
-            job_rows.append((started_at, status, r.ticket.job_key, started_at))
         cursor.executemany(
             f"UPDATE {RUN_TABLE} SET status = %s, started_at = %s, finished_at = %s, "
             f"log = %s WHERE id = %s",

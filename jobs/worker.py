@@ -197,7 +197,7 @@ def execute_handed_out(run_keys: Sequence[str], resend: Callable[[list[str]], No
     """
     executor, heartbeater = _resources()
     tickets = engine.tickets_for(run_keys)
-    worker = f"{process_name()}/{threading.current_thread().name}"
+    worker = f"{process_name()}/huey-{threading.current_thread().name}"
     executed, handed_back = run_batch(
         tickets,
         worker=worker,
