@@ -29,7 +29,7 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from jobs import conf, schedules
+from jobs import alerts, conf, schedules
 from jobs.models import Job, JobHistory, RunStatus, ScheduleType, Trigger
 
 logger = logging.getLogger(__name__)
@@ -588,6 +588,9 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
             "AS v(status, started_at, finished_at, log, id) WHERE t.id = v.id",
             pg_types=("varchar", "timestamptz", "timestamptz", "text", "uuid"),
         )
+        alerts.runs_finished(
+            (r.ticket.job_key, r.ticket.run_key, r.started_at, r.succeeded) for r in owned
+        )
         _record_on_jobs(cursor, job_rows)
         retries = _retry_rows(d, ((r.ticket, r.finished_at) for r in owned if not r.succeeded))
         if retries:
@@ -689,6 +692,7 @@ def reap(now: datetime | None = None, *, limit: int = 500) -> int:
             )
             started_at = d.dt(d.dt_out(row[10]) or now)
             job_rows.append((started_at, _FAILED, ticket.job_key, started_at))
+        alerts.runs_finished((ticket.job_key, ticket.run_key, now, False) for ticket, _ in lost)
         _record_on_jobs(cursor, job_rows)
         retries = _retry_rows(d, ((ticket, now) for ticket, _ in lost))
         if retries:

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 from django.db import DatabaseError, close_old_connections, connection
 
-from jobs import conf, engine
+from jobs import conf, engine, metrics
 from jobs.engine import RunResult, RunTicket
 from jobs.executors import ExecutionContext, Executor
 
@@ -165,6 +165,7 @@ def run_batch(
                 break
             results.append(execute(executor, ticket, context))
         _finish_patiently(results, worker)
+        metrics.observe_results(results)
     finally:
         heartbeater.drop([t.run_key for t in started])
     return [r.ticket for r in results], handed_back

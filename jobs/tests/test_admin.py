@@ -295,7 +295,7 @@ def test_the_job_page_links_to_the_dashboard_and_to_all_its_runs(
     # "View on site" goes to the dashboard page too.
     assert f"/jobs/{job.pk}/" in page
     titles = [fieldset.name for fieldset in response.context["adminform"]]
-    assert [str(t) for t in titles] == ["General", "Schedule", "Retries", "Status"]
+    assert [str(t) for t in titles] == ["General", "Schedule", "Retries", "Alerts", "Status"]
 
 
 def test_the_job_page_shows_its_20_latest_runs_read_only(
@@ -320,6 +320,7 @@ def test_the_add_page_has_no_status_or_runs(admin_client: Client, db) -> None:
         "General",
         "Schedule",
         "Retries",
+        "Alerts",
     ]
     assert response.context["inline_admin_formsets"] == []
 
