@@ -275,9 +275,19 @@ class Job(models.Model):
     def from_db(cls, db, field_names, values, *args, **kwargs):  # type: ignore[no-untyped-def]
         # *args/**kwargs: Django 6.1 passes fetch_mode, 5.2 does not.
         instance = super().from_db(db, field_names, values, *args, **kwargs)
-        # Remember the schedule as loaded, so save() knows whether it changed.
-        instance._loaded_schedule = instance._schedule_snapshot()
+        # Remember the schedule as loaded, so save() knows whether it changed. With a
+        # schedule field deferred (.only()/.defer()) reading it here would load it (and
+        # recurse through from_db), so the snapshot is taken at save time instead.
+        if not instance.get_deferred_fields() & set(SCHEDULE_FIELDS):
+            instance._loaded_schedule = instance._schedule_snapshot()
         return instance
+
+    def _stored_schedule(self) -> tuple | None:
+        """The schedule as loaded, or as stored now if it was not loaded."""
+        if "_loaded_schedule" not in self.__dict__ and not self._state.adding:
+            stored = type(self).objects.filter(pk=self.pk).values_list(*SCHEDULE_FIELDS).first()
+            self._loaded_schedule = tuple(stored) if stored is not None else None
+        return getattr(self, "_loaded_schedule", None)
 
     def _schedule_snapshot(self) -> tuple:
         return tuple(getattr(self, name) for name in SCHEDULE_FIELDS)
@@ -289,7 +299,7 @@ class Job(models.Model):
         return schedules.interval_step(self.interval, self.interval_unit)
 
     def _schedule_changed(self) -> bool:
-        loaded = getattr(self, "_loaded_schedule", None)
+        loaded = self._stored_schedule()
         return loaded is None or loaded != self._schedule_snapshot()
 
     def refresh_schedule(self, now: datetime | None = None) -> None:
@@ -298,7 +308,7 @@ class Job(models.Model):
         Called by save(); the scheduler itself moves next_run_at with its own updates.
         """
         now = now or timezone.now()
-        loaded = getattr(self, "_loaded_schedule", None)
+        loaded = self._stored_schedule()
         grid_changed = loaded is None or loaded[:4] != self._schedule_snapshot()[:4]
         if self.schedule_type == ScheduleType.ONCE:
             self.anchor_at = None
