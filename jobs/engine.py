@@ -159,6 +159,9 @@ _sqlite_writer = threading.Lock()
 
 @contextmanager
 def _writing() -> Iterator[None]:
+    # Every write goes through transaction.atomic() inside this, even a single UPDATE:
+    # on SQLite that is BEGIN IMMEDIATE, which waits for the lock (busy timeout) instead
+    # of failing at once when another process wrote between our read and our write.
     if connection.vendor == "sqlite":
         with _sqlite_writer:
             yield
@@ -465,7 +468,7 @@ def start(
     d = dialect()
     db_now = d.dt(now or timezone.now())
     won: set[str] = set()
-    with _writing(), _cursor() as cursor:
+    with _writing(), transaction.atomic(), _cursor() as cursor:
         for chunk in _chunks(tickets, _ROWS_PER_STATEMENT):
             cursor.execute(
                 f"UPDATE {RUN_TABLE} SET status = %s, worker = %s, started_at = %s, "
@@ -482,7 +485,7 @@ def release(tickets: Sequence[RunTicket], worker: str) -> int:
     if not tickets:
         return 0
     released = 0
-    with _writing(), _cursor() as cursor:
+    with _writing(), transaction.atomic(), _cursor() as cursor:
         for chunk in _chunks(tickets, _ROWS_PER_STATEMENT):
             cursor.execute(
                 f"UPDATE {RUN_TABLE} SET status = %s, worker = '', started_at = NULL, "
@@ -501,7 +504,7 @@ def heartbeat(run_keys: Iterable[str], now: datetime | None = None) -> int:
         return 0
     db_now = dialect().dt(now or timezone.now())
     touched = 0
-    with _writing(), _cursor() as cursor:
+    with _writing(), transaction.atomic(), _cursor() as cursor:
         for chunk in _chunks(keys, _ROWS_PER_STATEMENT):
             cursor.execute(
                 f"UPDATE {RUN_TABLE} SET heartbeat_at = %s WHERE status = %s "
@@ -754,7 +757,7 @@ def mark_dispatched(run_keys: Sequence[str], now: datetime | None = None) -> Non
     if not run_keys:
         return
     db_now = dialect().dt(now or timezone.now())
-    with _writing(), _cursor() as cursor:
+    with _writing(), transaction.atomic(), _cursor() as cursor:
         for chunk in _chunks(run_keys, _ROWS_PER_STATEMENT):
             cursor.execute(
                 f"UPDATE {RUN_TABLE} SET dispatched_at = %s WHERE status = %s "
