@@ -702,6 +702,7 @@ class JobHistory(models.Model):
         indexes = [
             # engine.ready_tickets / next_ready_at: pending runs by start time. Partial, so
             # it stays as small as the backlog, however long the history grows.
+            # engine._active_runs names it (and the next one) in INDEXED BY on SQLite.
             models.Index(
                 fields=["not_before"],
                 condition=Q(status=RunStatus.PENDING),
