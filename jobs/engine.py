@@ -913,27 +913,29 @@ def _reap_overdue(now: datetime, limit: int) -> int:
     executor returns after that, finish() finds the run no longer its own and leaves it.
 
     Reads the running runs of jobs with a timeout (through index
-    jobs_run_running_heartbeat: as many as are running), every reap.
+    jobs_run_running_heartbeat: as many as are running) every reap, outside any write
+    transaction; writes only when one is overdue, each with a conditional update.
     """
     lease = conf.lease()
     d = dialect()
     db_now = d.dt(now)
-    with _writing(), transaction.atomic(), connection.cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(
             _tickets_sql(d, f", {d.text('r.started_at')}")
             + "WHERE r.status = %s AND r.started_at IS NOT NULL "
-            "AND j.timeout_seconds IS NOT NULL LIMIT %s"
-            + d.for_update.replace("UPDATE", "UPDATE OF r"),
+            "AND j.timeout_seconds IS NOT NULL ORDER BY r.started_at LIMIT %s",
             [_RUNNING, limit],
         )
-        overdue = []
-        for row in cursor.fetchall():
-            ticket = _ticket(d, row)
-            started_at = d.dt_out(row[_TICKET_WIDTH])
-            if started_at + timedelta(seconds=ticket.timeout_seconds) + lease < now:
-                overdue.append((ticket, started_at))
-        if not overdue:
-            return 0
+        candidates = cursor.fetchall()
+    overdue = []
+    for row in candidates:
+        ticket = _ticket(d, row)
+        started_at = d.dt_out(row[_TICKET_WIDTH])
+        if started_at + timedelta(seconds=ticket.timeout_seconds) + lease < now:
+            overdue.append((ticket, started_at))
+    if not overdue:
+        return 0
+    with _writing(), transaction.atomic(), connection.cursor() as cursor:
         notes = {
             ticket.run_key: (
                 f"\n[{now:%Y-%m-%d %H:%M:%S} UTC] timed out: still running "
