@@ -264,7 +264,8 @@ def claim_due(
     applied only if no job moved meanwhile (otherwise the batch is claimed again under
     the lock), so that the planning overlaps other threads' writes.
     Whatever the path, the unique (job, scheduled_for, attempt) constraint makes a second
-    claim of an occurrence insert nothing.
+    claim of an occurrence insert nothing. Jobs whose overlap policy forbids or replaces
+    overlapping runs cost one more SELECT for the batch (see _plan_overlaps).
 
     `dispatched`: the caller hands the runs to Huey right after this returns, so they are
     stamped as handed out now (if the hand-over never happens, they are handed out again
