@@ -37,13 +37,13 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from jobs import engine
+from jobs.forms import TimeZoneSelect, mark_schedule_switch
 from jobs.models import (
     NAME_MAX_LENGTH,
     Job,
     JobHistory,
     JobState,
     NotificationAttempt,
-    RunStatus,
 )
 
 # Counting runs stops here: "more than 10,000" costs a bounded scan, an exact count a full one.
@@ -52,6 +52,8 @@ RUN_COUNT_CAP = 10_000
 LATEST_RUNS_SHOWN = 20
 # Retrying is a few queries per run; a select-all over the history must not run for minutes.
 MAX_RUNS_PER_RETRY = 1000
+# The same bound for cancelling (a statement or two per run).
+MAX_RUNS_PER_CANCEL = 1000
 # Per-job failures listed by name in one message before "and N more".
 FAILURES_LISTED = 5
 COPY_SUFFIX = " (copy)"
@@ -208,19 +210,11 @@ class JobStateFilter(admin.SimpleListFilter):
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Job]) -> QuerySet[Job]:
         state = self.value()
-        # The few running runs through their partial index, rather than the row's
-        # is_running EXISTS for every job in the table (which reads each job's history).
-        running_job_ids = JobHistory.objects.filter(status=RunStatus.RUNNING).values("job_id")
-        if state == JobState.RUNNING:
-            return queryset.filter(pk__in=running_job_ids)
-        idle = queryset.exclude(pk__in=running_job_ids)
-        if state == JobState.SUCCEEDED:
-            return idle.filter(last_run_status=RunStatus.SUCCESS)
-        if state == JobState.FAILED:
-            return idle.filter(last_run_status=RunStatus.FAILED)
-        if state == JobState.WAITING:
-            return idle.exclude(last_run_status__in=[RunStatus.SUCCESS, RunStatus.FAILED])
-        return queryset
+        if state not in JobState.values:
+            return queryset
+        # The dashboard's rule (JobQuerySet.in_state): the few running runs through their
+        # partial index, rather than an EXISTS per job over each job's history.
+        return queryset.in_state(state)
 
 
 class RunJobFilter(admin.SimpleListFilter):
@@ -341,7 +335,7 @@ def duplicate_job(job: Job) -> tuple[Job, str | None]:
 @admin.register(Job)
 class JobAdmin(LeanListMixin, admin.ModelAdmin):
     list_display = ("name", "schedule", "is_active", "state_badge", "last_run", "next_run")
-    list_filter = ("is_active", "schedule_type", JobStateFilter)
+    list_filter = ("is_active", "schedule_type", "overlap_policy", JobStateFilter)
     search_fields = ("name", "description", "command")
     search_help_text = _("Search the name, description and command.")
     actions = ("run_now", "enable", "disable", "duplicate")
@@ -363,15 +357,36 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
                     "schedule_type",
                     "scheduled_at",
                     ("interval", "interval_unit"),
+                    ("cron_expression", "timezone"),
                     "misfire_policy",
                 ),
                 "description": _(
                     "Once: set “run at”. Every N units: set “every” and “unit”; "
-                    "“run at” optionally fixes the first run."
+                    "“run at” optionally fixes the first run. Cron: set the expression "
+                    "and, if not the site's, the time zone."
                 ),
             },
         ),
-        (_("Retries"), {"fields": ("max_retries", "retry_backoff_seconds")}),
+        (
+            _("Runs"),
+            {
+                "fields": (
+                    "overlap_policy",
+                    "timeout_seconds",
+                    ("max_retries", "retry_backoff_seconds"),
+                )
+            },
+        ),
+        (
+            _("Simulation"),
+            {
+                "fields": (("sim_failure_rate", "sim_min_seconds", "sim_max_seconds"),),
+                "description": _(
+                    "How this job's simulated runs behave. Blank fields use the defaults; "
+                    "a failure rate of 1 makes every run fail, to try retries."
+                ),
+            },
+        ),
         # Failure alerts (jobs/alerts.py; README "Alerts").
         (
             _("Alerts"),
@@ -399,10 +414,22 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
 
     class Media:
         css = {"all": ("jobs/admin.css",)}
+        # Shows only the chosen schedule type's fields, as on the dashboard's form.
+        js = ("jobs/job_form.js",)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Job]:
         # is_running for the state badge: one EXISTS per listed row, no query per row.
         return super().get_queryset(request).with_running()
+
+    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "timezone":
+            kwargs["widget"] = TimeZoneSelect()
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+    def get_form(self, request: HttpRequest, obj: Job | None = None, **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, **kwargs)
+        mark_schedule_switch(form.base_fields)
+        return form
 
     def get_fieldsets(self, request: HttpRequest, obj: Job | None = None) -> Sequence:
         if obj is None:
@@ -644,7 +671,7 @@ class JobHistoryAdmin(LeanListMixin, admin.ModelAdmin):
     date_hierarchy = "created_at"
     search_fields = ("job__name",)
     search_help_text = _("Search by job name.")
-    actions = ("retry",)
+    actions = ("retry", "cancel")
     inlines = (NotificationAttemptInline,)
     fields = readonly_fields = (
         "job",
@@ -658,6 +685,7 @@ class JobHistoryAdmin(LeanListMixin, admin.ModelAdmin):
         "duration_display",
         "heartbeat",
         "worker",
+        "cancelled_by",
         "created",
         "log_display",
     )
@@ -685,6 +713,10 @@ class JobHistoryAdmin(LeanListMixin, admin.ModelAdmin):
 
     def has_retry_permission(self, request: HttpRequest) -> bool:
         # A retry queues a run, like "run now" on the job.
+        return request.user.has_perm("jobs.change_job")
+
+    def has_cancel_permission(self, request: HttpRequest) -> bool:
+        # Cancelling stops a job's run: the same right as running it.
         return request.user.has_perm("jobs.change_job")
 
     def get_search_results(
@@ -783,6 +815,48 @@ class JobHistoryAdmin(LeanListMixin, admin.ModelAdmin):
             self.message_user(
                 request,
                 _("%(count)d %(runs)s not retried: %(reason)s")
+                % {"count": count, "runs": model_ngettext(self.opts, count), "reason": reason},
+                messages.WARNING,
+            )
+
+    @admin.action(
+        description=_("Cancel the selected pending or running runs"), permissions=["cancel"]
+    )
+    def cancel(self, request: HttpRequest, queryset: QuerySet[JobHistory]) -> None:
+        runs = queryset.select_related(None).only("pk")
+        if capped_count(runs, MAX_RUNS_PER_CANCEL).capped:
+            self.message_user(
+                request,
+                _("Select at most %(max)d runs to cancel at a time; filter by status first.")
+                % {"max": MAX_RUNS_PER_CANCEL},
+                messages.ERROR,
+            )
+            return
+        cancelled = 0
+        refused: Counter[str] = Counter()
+        by = request.user.get_username()
+        for run in runs:
+            try:
+                engine.cancel_run(run, by=by)
+            except engine.CancelRefused as reason:
+                refused[str(reason)] += 1
+            else:
+                cancelled += 1
+        if cancelled:
+            self.message_user(
+                request,
+                ngettext(
+                    "Cancelled %(count)d run; a running one stops within a few seconds.",
+                    "Cancelled %(count)d runs; running ones stop within a few seconds.",
+                    cancelled,
+                )
+                % {"count": cancelled},
+                messages.SUCCESS,
+            )
+        for reason, count in refused.items():
+            self.message_user(
+                request,
+                _("%(count)d %(runs)s not cancelled: %(reason)s")
                 % {"count": count, "runs": model_ngettext(self.opts, count), "reason": reason},
                 messages.WARNING,
             )

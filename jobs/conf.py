@@ -58,3 +58,8 @@ def simulation() -> SimulationSettings:
         failure_rate=float(settings.JOBS_SIM_FAILURE_RATE),
         seed=settings.JOBS_SIM_SEED,
     )
+
+
+def time_zone() -> str:
+    """The zone of a cron job that names none: the site's TIME_ZONE."""
+    return str(settings.TIME_ZONE)

@@ -27,7 +27,14 @@ UPCOMING_SHOWN = 10
 FAILURES_SHOWN = 10
 IN_PROGRESS_SHOWN = 10
 # Bottom to top in each bar of the chart.
-CHART_STATUSES = (RunStatus.SUCCESS, RunStatus.FAILED, RunStatus.RUNNING, RunStatus.PENDING)
+CHART_STATUSES = (
+    RunStatus.SUCCESS,
+    RunStatus.FAILED,
+    RunStatus.CANCELLED,
+    RunStatus.SKIPPED,
+    RunStatus.RUNNING,
+    RunStatus.PENDING,
+)
 # Chart geometry, in SVG user units (the SVG scales to its container).
 CHART_WIDTH = 720
 CHART_HEIGHT = 220
@@ -105,7 +112,8 @@ class Summary:
 
     @property
     def success_rate(self) -> float | None:
-        """Succeeded / finished over the last 24 hours, in percent; None with no run."""
+        """Succeeded / (succeeded + failed) over the last 24 hours, in percent; None with
+        no such run. Skipped and cancelled runs had no outcome of their own."""
         finished = self.runs_24h[RunStatus.SUCCESS] + self.runs_24h[RunStatus.FAILED]
         if not finished:
             return None

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
@@ -30,7 +31,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from jobs import alerts, conf, schedules
-from jobs.models import Job, JobHistory, RunStatus, ScheduleType, Trigger
+from jobs.models import Job, JobHistory, OverlapPolicy, RunStatus, ScheduleType, Trigger
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +45,12 @@ _PENDING = RunStatus.PENDING.value
 _RUNNING = RunStatus.RUNNING.value
 _SUCCESS = RunStatus.SUCCESS.value
 _FAILED = RunStatus.FAILED.value
+_SKIPPED = RunStatus.SKIPPED.value
+_CANCELLED = RunStatus.CANCELLED.value
 _ONCE = ScheduleType.ONCE.value
+_CRON = ScheduleType.CRON.value
+_ALLOW = OverlapPolicy.ALLOW.value
+_FORBID = OverlapPolicy.FORBID.value
 _SCHEDULE = Trigger.SCHEDULE.value
 _RETRY = Trigger.RETRY.value
 
@@ -69,6 +75,11 @@ class RunTicket:
     attempt: int
     max_retries: int
     retry_backoff_seconds: int
+    # The job's limits and simulation settings (None: no timeout / the JOBS_SIM_* default).
+    timeout_seconds: int | None = None
+    sim_failure_rate: float | None = None
+    sim_min_seconds: float | None = None
+    sim_max_seconds: float | None = None
 
     @property
     def run_id(self) -> uuid.UUID:
@@ -276,7 +287,8 @@ def claim_due(
     applied only if no job moved meanwhile (otherwise the batch is claimed again under
     the lock), so that the planning overlaps other threads' writes.
     Whatever the path, the unique (job, scheduled_for, attempt) constraint makes a second
-    claim of an occurrence insert nothing.
+    claim of an occurrence insert nothing. Jobs whose overlap policy forbids or replaces
+    overlapping runs cost one more SELECT for the batch (see _plan_overlaps).
 
     `dispatched`: the caller hands the runs to Huey right after this returns, so they are
     stamped as handed out now (if the hand-over never happens, they are handed out again
@@ -289,7 +301,8 @@ def claim_due(
     # Uses index jobs_job_due (partial on is_active): cost grows with the due jobs only.
     claim_sql = (
         f"SELECT id, name, command, schedule_type, interval, interval_unit, misfire_policy, "
-        f"{d.text('next_run_at')}, max_retries, retry_backoff_seconds FROM {JOB_TABLE} "
+        f"{d.text('next_run_at')}, max_retries, retry_backoff_seconds, "
+        f"cron_expression, timezone, overlap_policy, {_JOB_LIMIT_COLUMNS} FROM {JOB_TABLE} "
         f"WHERE is_active AND next_run_at <= %s ORDER BY next_run_at LIMIT %s{d.skip_locked}"
     )
     if d is _SQLITE:
@@ -304,6 +317,8 @@ def claim_due(
                 if _apply_claims(cursor, plan) != len(plan.job_updates):
                     raise _JobsMoved
                 inserted = _insert_runs(cursor, plan.run_rows) if plan.run_rows else set()
+                if plan.overlaps:  # only when a job in the batch forbids or replaces
+                    _apply_overlaps(cursor, d, plan.overlaps, inserted, db_now)
         except _JobsMoved:
             inserted = None
         if inserted is not None:
@@ -316,6 +331,8 @@ def claim_due(
         plan = _plan_claims(d, jobs, now, db_now, dispatched)
         _apply_claims(cursor, plan)
         inserted = _insert_runs(cursor, plan.run_rows) if plan.run_rows else set()
+        if plan.overlaps:  # only when a job in the batch forbids or replaces
+            _apply_overlaps(cursor, d, plan.overlaps, inserted, db_now)
     return _claimed(plan.tickets, inserted)
 
 
@@ -329,6 +346,8 @@ class _ClaimPlan:
     run_rows: list[tuple]
     # (new next_run_at, still active, job key, next_run_at as read)
     job_updates: list[tuple]
+    # What the overlap policies decided (None when every job in the batch allows overlap).
+    overlaps: _OverlapPlan | None = None
 
 
 def _plan_claims(
@@ -337,6 +356,9 @@ def _plan_claims(
     grace = conf.misfire_grace()
     db_dispatched_at = db_now if dispatched else None
     plan = _ClaimPlan(tickets=[], run_rows=[], job_updates=[])
+    # Jobs whose overlap policy is not "allow": their occurrences are decided after the
+    # loop, with one query for the whole batch (see _plan_overlaps).
+    guarded: list[_Guarded] = []
     for (
         raw_job_id,
         name,
@@ -348,6 +370,13 @@ def _plan_claims(
         raw_next_run_at,
         max_retries,
         backoff,
+        cron_expression,
+        zone_name,
+        overlap_policy,
+        timeout,  # _JOB_LIMIT_COLUMNS
+        sim_rate,
+        sim_min,
+        sim_max,
     ) in jobs:
         next_run_at = d.dt_out(raw_next_run_at)
         job_key = d.key_out(raw_job_id)
@@ -355,6 +384,11 @@ def _plan_claims(
             if schedule_type == _ONCE:
                 occurrences = schedules.plan_once_claim(
                     next_run_at, now, policy=misfire_policy, grace=grace
+                )
+            elif schedule_type == _CRON:
+                cron = _cron_schedule(cron_expression, zone_name or conf.time_zone())
+                occurrences = schedules.plan_cron_claim(
+                    next_run_at, cron, now, policy=misfire_policy, grace=grace
                 )
             else:
                 step = schedules.interval_step(interval, interval_unit)
@@ -374,7 +408,23 @@ def _plan_claims(
                 occurrences.missed,
                 misfire_policy,
             )
-        for scheduled_for in occurrences.run_at:
+        run_at = occurrences.run_at
+        if overlap_policy != _ALLOW and run_at:
+            # Decided below for the whole batch at once.
+            guarded.append(
+                _Guarded(
+                    overlap_policy,
+                    run_at,
+                    job_key,
+                    name,
+                    command,
+                    max_retries,
+                    backoff,
+                    (timeout, sim_rate, sim_min, sim_max),
+                )
+            )
+            run_at = ()
+        for scheduled_for in run_at:
             run_key = new_key()
             plan.run_rows.append(
                 _pending_row(
@@ -390,10 +440,25 @@ def _plan_claims(
                 )
             )
             plan.tickets.append(
-                RunTicket(run_key, job_key, name, command, scheduled_for, 1, max_retries, backoff)
+                RunTicket(
+                    run_key,
+                    job_key,
+                    name,
+                    command,
+                    scheduled_for,
+                    1,
+                    max_retries,
+                    backoff,
+                    timeout,
+                    sim_rate,
+                    sim_min,
+                    sim_max,
+                )
             )
         following = occurrences.next_run_at
         plan.job_updates.append((d.dt(following), following is not None, job_key, raw_next_run_at))
+    if guarded:
+        plan.overlaps = _plan_overlaps(d, plan, guarded, now, db_now, db_dispatched_at)
     return plan
 
 
@@ -450,6 +515,216 @@ def _claimed(tickets: list[RunTicket], inserted: set[str]) -> list[RunTicket]:
         # Someone else had already created these occurrences: theirs to run.
         return [t for t in tickets if t.run_key in inserted]
     return tickets
+
+
+# --- cron, limits and overlap policies (issue 7) -----------------------------------------
+#
+# Kept apart from the claim's hot loop above: a batch whose jobs all allow overlap (the
+# default) pays for none of this but a comparison per job. A batch with jobs that forbid
+# or replace pays one more SELECT, for those jobs only, and writes only when there is
+# something to skip or cancel.
+
+# The job's limits and simulation settings, read with each ticket (RunTicket's last fields).
+_JOB_LIMIT_COLUMNS = "timeout_seconds, sim_failure_rate, sim_min_seconds, sim_max_seconds"
+
+
+@lru_cache(maxsize=1024)
+def _cron_schedule(expression: str, zone_name: str) -> schedules.CronSchedule:
+    """A parsed cron schedule, kept: the same jobs are claimed again and again."""
+    return schedules.CronSchedule(expression, zone_name)
+
+
+@dataclass(slots=True)
+class _Guarded:
+    """A claimed job whose overlap policy must look at its runs before it runs again."""
+
+    policy: str
+    run_at: tuple[datetime, ...]
+    job_key: str
+    name: str
+    command: str
+    max_retries: int
+    backoff: int
+    limits: Sequence
+
+
+@dataclass(slots=True)
+class _OverlapPlan:
+    # Occurrences recorded as skipped: (run_key, job_key, scheduled_for, log).
+    skipped: list[tuple[str, str, datetime, str]]
+    # Runs to cancel: (run_key, job_key, log note, key of the new run that replaces them).
+    replaced: list[tuple[str, str, str, str]]
+
+
+def _active_runs(d: Dialect, job_keys: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
+    """The pending and running runs of these jobs: {job_key: [(run_key, status)]}.
+
+    One statement, through the two partial indexes that hold only pending and only
+    running runs, so it costs in proportion to the backlog and never reads a job's
+    history (which the (job, scheduled_for, attempt) index would walk run by run).
+    The statuses are literals so that SQLite can match the partial indexes' conditions.
+    """
+    sqlite = d is _SQLITE
+    pending_index = " INDEXED BY jobs_run_pending_ready" if sqlite else ""
+    running_index = " INDEXED BY jobs_run_running_heartbeat" if sqlite else ""
+    active: dict[str, list[tuple[str, str]]] = {}
+    with connection.cursor() as cursor:
+        # Two placeholders per job: well within the bound for any batch up to 900 jobs.
+        for chunk in _chunks(job_keys, _ROWS_PER_STATEMENT // 2):
+            marks = _placeholders(len(chunk))
+            cursor.execute(
+                f"SELECT job_id, id, status FROM {RUN_TABLE}{pending_index} "
+                f"WHERE status = '{_PENDING}' AND job_id IN ({marks}) UNION ALL "
+                f"SELECT job_id, id, status FROM {RUN_TABLE}{running_index} "
+                f"WHERE status = '{_RUNNING}' AND job_id IN ({marks})",
+                [*chunk, *chunk],
+            )
+            for job_id, run_id, status in cursor.fetchall():
+                active.setdefault(d.key_out(job_id), []).append((d.key_out(run_id), status))
+    return active
+
+
+def _plan_overlaps(
+    d: Dialect,
+    plan: _ClaimPlan,
+    guarded: list[_Guarded],
+    now: datetime,
+    db_now: object,
+    db_dispatched_at: object,
+) -> _OverlapPlan:
+    """Decide the occurrences of jobs that forbid or replace overlapping runs.
+
+    forbid: while the job has a pending or running run, each occurrence is recorded as
+    skipped; otherwise the earliest runs and the later ones of the same claim (which
+    would overlap it) are skipped. replace: the latest occurrence runs; the job's
+    pending and running runs are cancelled, and earlier occurrences of the same claim
+    skipped. "Run now" and retries are explicit and not subject to the policy; a
+    scheduled occurrence that comes while they are pending or running is.
+    """
+    active = _active_runs(d, [g.job_key for g in guarded])
+    overlaps = _OverlapPlan(skipped=[], replaced=[])
+    stamp = f"[{now:%Y-%m-%d %H:%M:%S} UTC]"
+    for g in guarded:
+        held = active.get(g.job_key, [])
+        if g.policy == _FORBID:
+            if held:
+                run_key, status = held[0]
+                reason = f"its run {uuid.UUID(hex=run_key)} is still {status}"
+                to_run, to_skip = (), g.run_at
+            else:
+                reason = f"the run for {g.run_at[0]:%Y-%m-%d %H:%M:%S} UTC is still pending"
+                to_run, to_skip = g.run_at[:1], g.run_at[1:]
+            note = f"{stamp} skipped: {reason} (overlap policy: forbid).\n"
+        else:
+            to_run, to_skip = g.run_at[-1:], g.run_at[:-1]
+            note = (
+                f"{stamp} skipped: replaced by the run for {to_run[0]:%Y-%m-%d %H:%M:%S} UTC "
+                "(overlap policy: replace).\n"
+            )
+        for scheduled_for in to_skip:
+            overlaps.skipped.append((new_key(), g.job_key, scheduled_for, note))
+        for scheduled_for in to_run:
+            run_key = new_key()
+            plan.run_rows.append(
+                _pending_row(
+                    d,
+                    run_key,
+                    g.job_key,
+                    scheduled_for,
+                    1,
+                    _SCHEDULE,
+                    scheduled_for,
+                    db_now,
+                    db_dispatched_at,
+                )
+            )
+            plan.tickets.append(
+                RunTicket(
+                    run_key,
+                    g.job_key,
+                    g.name,
+                    g.command,
+                    scheduled_for,
+                    1,
+                    g.max_retries,
+                    g.backoff,
+                    *g.limits,
+                )
+            )
+            if g.policy != _FORBID:
+                cancel_note = (
+                    f"\n{stamp} cancelled: replaced by the run for "
+                    f"{scheduled_for:%Y-%m-%d %H:%M:%S} UTC (overlap policy: replace).\n"
+                )
+                for old_key, _status in held:
+                    overlaps.replaced.append((old_key, g.job_key, cancel_note, run_key))
+    return overlaps
+
+
+def _apply_overlaps(
+    cursor,  # type: ignore[no-untyped-def]
+    d: Dialect,
+    overlaps: _OverlapPlan,
+    inserted: set[str],
+    db_now: object,
+) -> None:
+    """Write what _plan_overlaps decided, in the claim's transaction.
+
+    Skipped occurrences become finished runs (a second claim of the same occurrence adds
+    nothing: the unique constraint). Runs are cancelled for a replacement only if this
+    claim created the replacement, and only if they are still pending or running.
+    """
+    status_rows: list[tuple] = []
+    if overlaps.skipped:
+        for chunk in _chunks(overlaps.skipped, _ROWS_PER_STATEMENT // 2):
+            cursor.execute(
+                f"INSERT INTO {RUN_TABLE} (id, job_id, scheduled_for, attempt, status, trigger, "
+                "not_before, log, worker, created_at, finished_at) VALUES "
+                + ", ".join(["(%s, %s, %s, 1, %s, %s, %s, %s, '', %s, %s)"] * len(chunk))
+                + " ON CONFLICT DO NOTHING",
+                [
+                    value
+                    for run_key, job_key, scheduled_for, log in chunk
+                    for value in (
+                        run_key,
+                        job_key,
+                        d.dt(scheduled_for),
+                        _SKIPPED,
+                        _SCHEDULE,
+                        d.dt(scheduled_for),
+                        log,
+                        db_now,
+                        db_now,
+                    )
+                ],
+            )
+        status_rows += [(_SKIPPED, job_key, d.dt(at)) for _, job_key, at, _ in overlaps.skipped]
+    replaced = [row for row in overlaps.replaced if row[3] in inserted]
+    if replaced:
+        cursor.executemany(
+            f"UPDATE {RUN_TABLE} SET status = %s, finished_at = %s, log = log || %s "
+            f"WHERE id = %s AND status IN (%s, %s)",
+            [
+                (_CANCELLED, db_now, note, old_key, _PENDING, _RUNNING)
+                for old_key, _, note, _ in replaced
+            ],
+        )
+        status_rows += [(_CANCELLED, job_key, db_now) for _, job_key, _, _ in replaced]
+    _record_status_on_jobs(cursor, status_rows)
+
+
+def _record_status_on_jobs(cursor, rows: list[tuple]) -> None:  # type: ignore[no-untyped-def]
+    """Show a skipped or cancelled run as its job's latest outcome, unless a run that
+    started later has already finished; last_run_at stays the last run that executed.
+
+    Rows are (status, job_key, the run's place in the job's timeline), adapted.
+    """
+    if rows:
+        cursor.executemany(
+            f"UPDATE {JOB_TABLE} SET last_run_status = %s "
+            f"WHERE id = %s AND (last_run_at IS NULL OR last_run_at <= %s)",
+            rows,
+        )
 
 
 # --- start -------------------------------------------------------------------------------
@@ -630,12 +905,17 @@ def _record_on_jobs(cursor, rows: list[tuple]) -> None:  # type: ignore[no-untyp
 
 
 def _tickets_sql(d: Dialect, extra_columns: str = "") -> str:
-    """SELECT of runs joined to their jobs, producing RunTicket fields first."""
+    """SELECT of runs joined to their jobs, producing RunTicket fields first
+    (_TICKET_WIDTH columns; `extra_columns` follow them)."""
     return (
         f"SELECT r.id, r.job_id, j.name, j.command, {d.text('r.scheduled_for')}, r.attempt, "
-        f"j.max_retries, j.retry_backoff_seconds{extra_columns} "
+        f"j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate, "
+        f"j.sim_min_seconds, j.sim_max_seconds{extra_columns} "
         f"FROM {RUN_TABLE} r JOIN {JOB_TABLE} j ON j.id = r.job_id "
     )
+
+
+_TICKET_WIDTH = 12
 
 
 def _ticket(d: Dialect, row: Sequence) -> RunTicket:
@@ -648,15 +928,25 @@ def _ticket(d: Dialect, row: Sequence) -> RunTicket:
         row[5],
         row[6],
         row[7],
+        row[8],
+        row[9],
+        row[10],
+        row[11],
     )
 
 
 def reap(now: datetime | None = None, *, limit: int = 500) -> int:
-    """Fail runs whose worker stopped heartbeating (it died) and retry them per policy.
+    """Fail runs whose worker stopped heartbeating (it died), and runs still going long
+    after their timeout (their worker could not stop them); retry them per policy.
 
     Returns how many runs were reaped.
     """
     now = now or timezone.now()
+    return _reap_lost(now, limit) + _reap_overdue(now, limit)
+
+
+def _reap_lost(now: datetime, limit: int) -> int:
+    """Fail runs whose worker stopped heartbeating (it died)."""
     lease = conf.lease()
     d = dialect()
     db_now = d.dt(now)
@@ -686,14 +976,15 @@ def reap(now: datetime | None = None, *, limit: int = 500) -> int:
         lost = [(_ticket(d, row), row) for row in stuck if d.key_out(row[0]) in reaped]
         job_rows = []
         for ticket, row in lost:
+            worker, heartbeat_at, raw_started_at = row[_TICKET_WIDTH:]
             logger.warning(
                 "run %s of job %r lost its worker %s (last heartbeat %s); marked failed",
                 ticket.run_id,
                 ticket.job_name,
-                row[8],
-                row[9],
+                worker,
+                heartbeat_at,
             )
-            started_at = d.dt(d.dt_out(row[10]) or now)
+            started_at = d.dt(d.dt_out(raw_started_at) or now)
             job_rows.append((started_at, _FAILED, ticket.job_key, started_at))
         alerts.runs_finished((ticket.job_key, ticket.run_key, now, False) for ticket, _ in lost)
         _record_on_jobs(cursor, job_rows)
@@ -701,6 +992,95 @@ def reap(now: datetime | None = None, *, limit: int = 500) -> int:
         if retries:
             _insert_runs(cursor, retries)
     return len(lost)
+
+
+def _reap_overdue(now: datetime, limit: int) -> int:
+    """Fail running runs that are still going a lease after their timeout.
+
+    A worker stops a run at its timeout (worker.Heartbeater sets the run's stop). An
+    executor that ignores the stop keeps its thread busy, and the worker, alive, keeps
+    the run's heartbeat fresh; so the run would never end. Here it is failed (and retried
+    per policy) once started_at + timeout + JOBS_LEASE_SECONDS has passed; if the
+    executor returns after that, finish() finds the run no longer its own and leaves it.
+
+    Reads the running runs of jobs with a timeout (through index
+    jobs_run_running_heartbeat: as many as are running) every reap, outside any write
+    transaction; writes only when one is overdue, each with a conditional update.
+    """
+    lease = conf.lease()
+    d = dialect()
+    db_now = d.dt(now)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _tickets_sql(d, f", {d.text('r.started_at')}")
+            + "WHERE r.status = %s AND r.started_at IS NOT NULL "
+            "AND j.timeout_seconds IS NOT NULL ORDER BY r.started_at LIMIT %s",
+            [_RUNNING, limit],
+        )
+        candidates = cursor.fetchall()
+    overdue = []
+    for row in candidates:
+        ticket = _ticket(d, row)
+        started_at = d.dt_out(row[_TICKET_WIDTH])
+        if started_at + timedelta(seconds=ticket.timeout_seconds) + lease < now:
+            overdue.append((ticket, started_at))
+    if not overdue:
+        return 0
+    with _writing(), transaction.atomic(), connection.cursor() as cursor:
+        notes = {
+            ticket.run_key: (
+                f"\n[{now:%Y-%m-%d %H:%M:%S} UTC] timed out: still running "
+                f"{(now - started_at).total_seconds():.0f} s after it started, past its "
+                f"timeout of {ticket.timeout_seconds} s, and its worker could not stop it; "
+                "the run is marked failed.\n"
+            )
+            for ticket, started_at in overdue
+        }
+        reaped: set[str] = set()
+        for ticket, _started_at in overdue:
+            cursor.execute(
+                f"UPDATE {RUN_TABLE} SET status = %s, finished_at = %s, log = log || %s "
+                f"WHERE id = %s AND status = %s RETURNING id",
+                [_FAILED, db_now, notes[ticket.run_key], ticket.run_key, _RUNNING],
+            )
+            reaped.update(d.key_out(row[0]) for row in cursor.fetchall())
+        timed_out = [(t, started_at) for t, started_at in overdue if t.run_key in reaped]
+        for ticket, _started_at in timed_out:
+            logger.warning(
+                "run %s of job %r is past its timeout of %d s and its worker did not stop it; "
+                "marked failed",
+                ticket.run_id,
+                ticket.job_name,
+                ticket.timeout_seconds,
+            )
+        _record_on_jobs(
+            cursor,
+            [
+                (d.dt(started_at), _FAILED, t.job_key, d.dt(started_at))
+                for t, started_at in timed_out
+            ],
+        )
+        retries = _retry_rows(d, ((t, now) for t, _ in timed_out))
+        if retries:
+            _insert_runs(cursor, retries)
+    return len(timed_out)
+
+
+def running_among(run_keys: Iterable[str]) -> set[str]:
+    """Which of these runs are still running (the others were cancelled, reaped or
+    deleted). The worker's watch asks this about the runs it holds, once a second."""
+    keys = list(run_keys)
+    d = dialect()
+    running: set[str] = set()
+    with connection.cursor() as cursor:
+        for chunk in _chunks(keys, _ROWS_PER_STATEMENT):
+            cursor.execute(
+                f"SELECT id FROM {RUN_TABLE} WHERE status = %s "
+                f"AND id IN ({_placeholders(len(chunk))})",
+                [_RUNNING, *chunk],
+            )
+            running.update(d.key_out(row[0]) for row in cursor.fetchall())
+    return running
 
 
 # --- finding work ------------------------------------------------------------------------
@@ -866,3 +1246,44 @@ def retry_run(run: JobHistory, now: datetime | None = None) -> JobHistory:
         except IntegrityError:
             # Someone (an operator or the scheduler) created that attempt just now.
             raise RetryRefused(gettext("This run has already been retried.")) from None
+
+
+class CancelRefused(Exception):
+    """cancel_run() declined; the message says why, in words fit for the user."""
+
+
+def cancel_run(run: JobHistory, by: str, now: datetime | None = None) -> None:
+    """Cancel a pending or running run (the dashboard's and the admin's "cancel").
+
+    The run is marked cancelled at once, with who did it, and is not retried. A pending
+    run never starts (start() takes only pending runs). A running run's worker learns
+    within about a second (worker.Heartbeater watches the runs it holds) and stops it;
+    finish() then leaves the run as it is, since it is no longer running. Raises
+    CancelRefused if the run has already finished.
+    """
+    now = now or timezone.now()
+    d = dialect()
+    note = (
+        f"\n[{now:%Y-%m-%d %H:%M:%S} UTC] cancelled by {by}.\n"
+        if by
+        else f"\n[{now:%Y-%m-%d %H:%M:%S} UTC] cancelled.\n"
+    )
+    with _writing(), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {RUN_TABLE} SET status = %s, cancelled_by = %s, finished_at = %s, "
+            f"log = log || %s WHERE id = %s AND status IN (%s, %s) "
+            f"RETURNING job_id, {d.text('started_at')}, {d.text('scheduled_for')}",
+            [_CANCELLED, by, d.dt(now), note, _uuid_hex(run.pk), _PENDING, _RUNNING],
+        )
+        row = cursor.fetchone()
+        if row is None:
+            raise CancelRefused(
+                gettext(
+                    "This run has already finished: only a pending or running run can be cancelled."
+                )
+            )
+        job_id, started_at, scheduled_for = row
+        # Its place in the job's timeline: when it started, or was due if it never did.
+        when = d.dt_out(started_at) or d.dt_out(scheduled_for)
+        _record_status_on_jobs(cursor, [(_CANCELLED, d.key_out(job_id), d.dt(when))])
+    logger.info("run %s cancelled by %s", run.pk, by or "the scheduler")

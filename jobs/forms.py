@@ -12,18 +12,56 @@ from datetime import date, datetime, time, timedelta
 
 from crispy_bootstrap5.bootstrap5 import Switch
 from crispy_forms.helper import FormHelper
-from crispy_forms.layout import Column, Div, Layout, Row
+from crispy_forms.layout import HTML, Column, Div, Fieldset, Layout, Row
 from django import forms
+from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.utils import timezone
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
+from jobs import schedules
 from jobs.models import NAME_MAX_LENGTH, Job, JobState, RunStatus, ScheduleType
 
 EARLIEST_DAY = date(1970, 1, 1)
 LATEST_DAY = date(9000, 1, 1)
 # What a browser's datetime-local input sends (with or without seconds).
 LOCAL_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S"]
+
+
+# Which schedule types use which fields: the forms (here and in the admin) show a field
+# only for its types (jobs/static/jobs/job_form.js); without JavaScript all are shown.
+SCHEDULE_TYPE_FIELDS = {
+    "scheduled_at": (ScheduleType.ONCE, ScheduleType.INTERVAL),
+    "interval": (ScheduleType.INTERVAL,),
+    "interval_unit": (ScheduleType.INTERVAL,),
+    "cron_expression": (ScheduleType.CRON,),
+    "timezone": (ScheduleType.CRON,),
+}
+
+
+def time_zone_choices() -> list[tuple[str, str]]:
+    """Every IANA zone, after "the site's zone" for a blank value."""
+    site_zone = _("Site time zone (%(zone)s)") % {"zone": settings.TIME_ZONE}
+    return [("", site_zone), *((name, name) for name in schedules.time_zone_names())]
+
+
+class TimeZoneSelect(forms.Select):
+    """The time zone as a list of IANA names (600 of them, so not a radio list)."""
+
+    def __init__(self, attrs: dict | None = None) -> None:
+        super().__init__(attrs=attrs)
+        self.choices = time_zone_choices()
+
+
+def mark_schedule_switch(fields: dict[str, forms.Field]) -> None:
+    """Tag a job form's fields for job_form.js: the switch, and what each field needs."""
+    if "schedule_type" not in fields:  # a read-only view of the job
+        return
+    fields["schedule_type"].widget.attrs["data-schedule-switch"] = ""
+    for name, types in SCHEDULE_TYPE_FIELDS.items():
+        if name in fields:
+            fields[name].widget.attrs["data-schedule-types"] = " ".join(types)
 
 
 class LocalDateTimeInput(forms.DateTimeInput):
@@ -47,14 +85,25 @@ class JobForm(forms.ModelForm):
             "scheduled_at",
             "interval",
             "interval_unit",
+            "cron_expression",
+            "timezone",
             "misfire_policy",
+            "overlap_policy",
+            "timeout_seconds",
             "max_retries",
             "retry_backoff_seconds",
+            "sim_failure_rate",
+            "sim_min_seconds",
+            "sim_max_seconds",
             "is_active",
         ]
         widgets = {
             "description": forms.Textarea(attrs={"rows": 2}),
             "scheduled_at": LocalDateTimeInput(),
+            "cron_expression": forms.TextInput(
+                attrs={"placeholder": "30 2 * * *", "spellcheck": "false", "autocomplete": "off"}
+            ),
+            "timezone": TimeZoneSelect(),
         }
         field_classes = {"scheduled_at": forms.DateTimeField}
 
@@ -62,9 +111,13 @@ class JobForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.fields["scheduled_at"].input_formats = LOCAL_INPUT_FORMATS
         self.fields["interval"].widget.attrs["min"] = 1
+        self.fields["timeout_seconds"].widget.attrs["min"] = 1
+        for name in ("sim_failure_rate", "sim_min_seconds", "sim_max_seconds"):
+            self.fields[name].widget.attrs.update({"min": 0, "step": "any"})
+        self.fields["sim_failure_rate"].widget.attrs["max"] = 1
         # Read by jobs/static/jobs/job_form.js, which shows only the chosen schedule's
         # fields (all of them stay visible without JavaScript).
-        self.fields["schedule_type"].widget.attrs["data-schedule-switch"] = ""
+        mark_schedule_switch(self.fields)
         self.helper = FormHelper()
         self.helper.form_tag = False  # the template writes the <form> and its buttons
         self.helper.layout = Layout(
@@ -82,8 +135,31 @@ class JobForm(forms.ModelForm):
                 css_class="js-schedule",
                 data_schedule=ScheduleType.INTERVAL,
             ),
+            Div(
+                Row(Column("cron_expression"), Column("timezone")),
+                css_class="js-schedule",
+                data_schedule=ScheduleType.CRON,
+            ),
             "misfire_policy",
+            Row(Column("overlap_policy"), Column("timeout_seconds")),
             Row(Column("max_retries"), Column("retry_backoff_seconds")),
+            Fieldset(
+                _("Simulation"),
+                HTML(
+                    format_html(
+                        '<p class="small text-body-secondary">{}</p>',
+                        _(
+                            "How this job's simulated runs behave. Blank fields use the "
+                            "defaults; a failure rate of 1 makes every run fail, to try retries."
+                        ),
+                    )
+                ),
+                Row(
+                    Column("sim_failure_rate"),
+                    Column("sim_min_seconds"),
+                    Column("sim_max_seconds"),
+                ),
+            ),
             Switch("is_active"),
         )
 

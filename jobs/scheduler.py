@@ -308,6 +308,7 @@ class Scheduler:
         if not self.wait_idle(timeout=grace):
             logger.warning("runs still in flight after %.0f s; interrupting them", grace)
             self.context.stop.set()
+            self.heartbeater.wake()  # it stops each run's own context (worker.Heartbeater)
         for thread in self._threads:
             thread.join(timeout=max(grace, 10.0))
         self._threads.clear()

@@ -8,13 +8,21 @@ is what keeps them from drifting however long runs or ticks take.
 Intervals are exact durations in UTC. "Every 1 day" is 24 hours, so across a daylight
 saving change its local wall-clock time moves by an hour; a job that must run at the
 same local time every day is a cron job.
+
+Cron schedules are evaluated with cronsim in the job's time zone and returned as aware
+UTC. Their daylight-saving rules are cronsim's (those of Debian's cron), pinned here by
+CronSchedule.next_after and described in README.md ("Cron and daylight saving").
 """
 
 from __future__ import annotations
 
 import random
+import zoneinfo
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+
+from cronsim import CronSim, CronSimError
 
 SECOND = "second"
 MINUTE = "minute"
@@ -36,6 +44,19 @@ MAX_RETRY_DELAY = timedelta(days=1)
 
 class ScheduleError(ValueError):
     """A schedule that cannot be computed (unknown unit, non-positive interval...)."""
+
+
+class CronExpressionError(ScheduleError):
+    """A cron expression cronsim refuses. `field` names the faulty field (one of
+    CRON_FIELDS), or is None when the expression does not have five fields."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class UnknownTimeZone(ScheduleError):
+    """Not an IANA time zone name this system knows."""
 
 
 def interval_step(interval: int, unit: str) -> timedelta:
@@ -129,6 +150,146 @@ def plan_once_claim(
     if policy == SKIP and now - scheduled_at > grace:
         return ClaimPlan(run_at=(), next_run_at=None, missed=1)
     return ClaimPlan(run_at=(scheduled_at,), next_run_at=None, missed=0)
+
+
+# --- cron ------------------------------------------------------------------------------
+
+# The five fields, in order, as cronsim names them in its errors ("Bad day-of-month").
+CRON_FIELDS = ("minute", "hour", "day-of-month", "month", "day-of-week")
+# A claim walks at most this many due occurrences of a cron job (each step costs tens of
+# microseconds). Past it, a job that misfired finds its latest due occurrence by looking
+# back from `now`, and one within the grace leaves the rest to the next claim.
+MAX_CRON_STEPS = 10
+# Names in the zoneinfo database that are not places.
+_NOT_ZONES = frozenset({"localtime", "Factory", "posixrules"})
+
+
+@lru_cache(maxsize=1)
+def time_zone_names() -> tuple[str, ...]:
+    """Every IANA time zone name the system knows, sorted."""
+    return tuple(sorted(zoneinfo.available_timezones() - _NOT_ZONES))
+
+
+@lru_cache(maxsize=256)
+def time_zone(name: str) -> zoneinfo.ZoneInfo:
+    """The zone called `name`; UnknownTimeZone when it is not an IANA name we know."""
+    if name not in time_zone_names():
+        raise UnknownTimeZone(f"unknown time zone {name!r}")
+    return zoneinfo.ZoneInfo(name)
+
+
+def parse_cron(expression: str) -> None:
+    """Check a five-field cron expression; raises CronExpressionError if it is not one.
+
+    cronsim also reads six fields (seconds first); a job's schedule has the five every
+    cron user knows, so that is all this accepts.
+    """
+    if len(expression.split()) != 5:
+        raise CronExpressionError("a cron expression has five fields")
+    try:
+        CronSim(expression, datetime(2000, 1, 1))
+    except CronSimError as error:
+        text = str(error)
+        field = text.removeprefix("Bad ") if text.startswith("Bad ") else None
+        raise CronExpressionError(text, field if field in CRON_FIELDS else None) from None
+    except Exception as error:  # cronsim is a parser of user input: no surprise may leak
+        raise CronExpressionError(str(error)) from None
+
+
+class CronSchedule:
+    """A cron expression in a time zone: its occurrences as aware UTC datetimes.
+
+    Occurrences are the ones cronsim yields, which handles daylight saving like Debian's
+    cron for expressions with a fixed minute and hour (e.g. "30 2 * * *"): a time that
+    does not exist (spring) runs at the first minute after the gap, and a time that
+    occurs twice (autumn) runs at its first occurrence only. Expressions with "*" in the
+    minute or hour field ("*/15 * * * *", "0 * * * *") follow elapsed time instead: an
+    hourly job runs 23 times on the spring day and 25 times on the autumn one.
+    """
+
+    __slots__ = ("expression", "zone")
+
+    def __init__(self, expression: str, zone_name: str) -> None:
+        parse_cron(expression)
+        self.expression = expression
+        self.zone = time_zone(zone_name)
+
+    def next_after(self, moment: datetime) -> datetime | None:
+        """The first occurrence strictly after `moment`, in UTC; None if there is none
+        within cronsim's horizon (50 years)."""
+        iterator = CronSim(self.expression, moment.astimezone(self.zone))
+        # cronsim reads a fixed-time expression on the naive wall clock, so from a moment
+        # in the second pass of a repeated hour (autumn) it can answer with the first
+        # pass's occurrence, which is already past: step on until it is after `moment`.
+        for _ in range(4):
+            try:
+                candidate = next(iterator).astimezone(UTC)
+            except (StopIteration, OverflowError):
+                return None
+            if candidate > moment:
+                return candidate
+        return None
+
+    def latest_at_or_before(self, moment: datetime, since: datetime) -> datetime:
+        """The latest occurrence in [since, moment]; `since` must be an occurrence.
+
+        Looks back from `moment` over a window that grows fourfold until it holds an
+        occurrence, then walks forward within it: a few steps, however long ago `since`.
+        """
+        lookback = timedelta(minutes=1)
+        while True:
+            start = moment - lookback
+            if start < since:
+                found = since
+            else:
+                found = self.next_after(start)
+                if found is None or found > moment:
+                    lookback *= 4
+                    continue
+            while (following := self.next_after(found)) is not None and following <= moment:
+                found = following
+            return found
+
+
+def plan_cron_claim(
+    next_run_at: datetime,
+    schedule: CronSchedule,
+    now: datetime,
+    *,
+    policy: str,
+    grace: timedelta,
+) -> ClaimPlan:
+    """Plan the claim of a cron job whose `next_run_at` (an occurrence) has come.
+
+    The same rules as plan_interval_claim: occurrences due up to `now` each run while
+    the oldest is within `grace`; otherwise `coalesce` runs the latest due one for all,
+    `skip` runs it only if it is itself within the grace. The job moves to the first
+    occurrence after `now` (None if the expression has no further one).
+
+    `missed` is exact up to MAX_CRON_STEPS missed occurrences and a lower bound beyond
+    (it only feeds a log line).
+    """
+    if next_run_at > now:
+        return ClaimPlan(run_at=(), next_run_at=next_run_at, missed=0)
+    if policy not in (COALESCE, SKIP):
+        raise ScheduleError(f"unknown misfire policy {policy!r}")
+    due = [next_run_at]
+    following = schedule.next_after(next_run_at)
+    while following is not None and following <= now and len(due) < MAX_CRON_STEPS:
+        due.append(following)
+        following = schedule.next_after(following)
+    if now - next_run_at <= grace:
+        # Cron has minute precision: one occurrence with the default grace. If more than
+        # MAX_CRON_STEPS are due, `following` is still due and the next claim takes it.
+        return ClaimPlan(run_at=tuple(due), next_run_at=following, missed=0)
+    latest, count = due[-1], len(due)
+    if following is not None and following <= now:
+        # More than MAX_CRON_STEPS due: find the latest without walking to it.
+        latest = schedule.latest_at_or_before(now, since=following)
+        following = schedule.next_after(latest)
+        count += 1
+    runs = (latest,) if policy == COALESCE or now - latest <= grace else ()
+    return ClaimPlan(run_at=runs, next_run_at=following, missed=count - len(runs))
 
 
 def retry_delay(attempt: int, base_seconds: float, rng: random.Random | None = None) -> timedelta:

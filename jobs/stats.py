@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from django.db.models import Avg, Count, DurationField, ExpressionWrapper, F, Q, QuerySet
 
-from jobs.models import FINISHED_STATUSES, Job, JobHistory, RunStatus
+from jobs.models import OUTCOME_STATUSES, Job, JobHistory, RunStatus
 
 # The job page's figures cover this many of the job's latest runs: enough to be
 # meaningful, and a job that ran every second for a year does not make the page slow.
@@ -23,6 +23,8 @@ class JobRunStats:
     failed: int
     running: int
     pending: int
+    skipped: int
+    cancelled: int
     average_duration: timedelta | None
     window: int = STATS_WINDOW
 
@@ -48,8 +50,11 @@ def job_run_stats(job: Job) -> JobRunStats:
         failed=Count("pk", filter=Q(status=RunStatus.FAILED)),
         running=Count("pk", filter=Q(status=RunStatus.RUNNING)),
         pending=Count("pk", filter=Q(status=RunStatus.PENDING)),
+        skipped=Count("pk", filter=Q(status=RunStatus.SKIPPED)),
+        cancelled=Count("pk", filter=Q(status=RunStatus.CANCELLED)),
+        # Runs that ran to an outcome: a cancelled run's time says little about the job.
         average_duration=Avg(
-            duration, filter=Q(status__in=FINISHED_STATUSES, started_at__isnull=False)
+            duration, filter=Q(status__in=OUTCOME_STATUSES, started_at__isnull=False)
         ),
     )
     return JobRunStats(**figures)

@@ -14,5 +14,6 @@ urlpatterns = [
     path("jobs/<uuid:job_id>/toggle/", views.job_toggle, name="job_toggle"),
     path("history/", views.history, name="history"),
     path("runs/<uuid:run_id>/", views.run_detail, name="run_detail"),
+    path("runs/<uuid:run_id>/cancel/", views.run_cancel, name="run_cancel"),
     path("healthz", views.healthz, name="healthz"),
 ]

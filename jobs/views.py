@@ -196,6 +196,19 @@ def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     return render(request, "jobs/run_detail.html", {"section": "history", "run": run})
 
 
+@require_POST
+def run_cancel(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+    """Cancel a pending or running run; a running one stops within a second or two."""
+    run = get_object_or_404(JobHistory.objects.select_related("job"), pk=run_id)
+    try:
+        engine.cancel_run(run, by=request.user.get_username())
+    except engine.CancelRefused as refusal:
+        messages.error(request, str(refusal))
+    else:
+        messages.success(request, _("The run of “%(name)s” is cancelled.") % {"name": run.job.name})
+    return redirect(_next_url(request, reverse("run_detail", args=[run.pk])))
+
+
 # --- health ------------------------------------------------------------------------------
 
 

@@ -2,7 +2,8 @@
 
 A worker takes tickets, starts them through the engine (a conditional update), executes
 them and records the results in one batch. While it holds runs, a heartbeat thread keeps
-them alive, so the reaper only takes runs from a worker that is really gone.
+them alive, so the reaper only takes runs from a worker that is really gone; the same
+thread stops a run that was cancelled or passed its job's timeout.
 """
 
 from __future__ import annotations
@@ -20,13 +21,28 @@ from django.db import DatabaseError, close_old_connections, connection
 
 from jobs import conf, engine, metrics
 from jobs.engine import RunResult, RunTicket
-from jobs.executors import ExecutionContext, Executor
+from jobs.executors import (
+    STOP_CANCELLED,
+    STOP_SHUTDOWN,
+    STOP_TIMEOUT,
+    ExecutionContext,
+    Executor,
+)
 
 logger = logging.getLogger(__name__)
 
 # A batch of started runs is executed one after another; once this much time has gone,
 # the rest are handed back so that they do not wait behind a slow run.
 BATCH_TIME_BUDGET = 0.05
+# How often the heartbeat thread asks which of its runs were cancelled (one SELECT per
+# process, only while it holds runs): a cancelled run stops within about this long.
+WATCH_INTERVAL = 1.0
+
+
+# A run being executed: the context its executor watches, the worker's own context
+# (stopped at shutdown), and when it times out (time.monotonic()). A tuple: cheaper than
+# an object, and one is made for every run.
+_Executing = tuple[ExecutionContext, ExecutionContext | None, float | None]
 
 
 def process_name() -> str:
@@ -35,13 +51,30 @@ def process_name() -> str:
 
 
 class Heartbeater:
-    """Keeps the runs this process holds alive with one UPDATE every lease / 3."""
+    """Keeps the runs this process holds alive, and stops the ones that must stop.
 
-    def __init__(self, interval: float | None = None) -> None:
+    One thread per process. Every lease / 3 it stamps the held runs with one UPDATE.
+    Every WATCH_INTERVAL, while runs are being executed, it asks the database which of
+    them are no longer running (cancelled by an operator or by the overlap policy
+    "replace", reaped, deleted) and stops them. It stops a run when its timeout passes
+    (it wakes for the earliest deadline), and every run when its worker's own context is
+    stopped (shutdown).
+
+    Workers say which run they are executing (begin / end). That is a dict entry, with no
+    lock: each run has a context of its own, so stopping one whose run has just ended
+    stops nothing else; the thread reads a copy of the dict (one C call under the GIL).
+    """
+
+    def __init__(
+        self, interval: float | None = None, watch_interval: float = WATCH_INTERVAL
+    ) -> None:
         self.interval = conf.heartbeat_interval() if interval is None else interval
+        self.watch_interval = watch_interval
         self._held: set[str] = set()
+        self._executing: dict[str, _Executing] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="heartbeat", daemon=True)
 
     def start(self) -> Heartbeater:
@@ -56,25 +89,94 @@ class Heartbeater:
         with self._lock:
             self._held.difference_update(run_keys)
 
+    def begin(
+        self,
+        run_key: str,
+        context: ExecutionContext,
+        timeout: float | None = None,
+        parent: ExecutionContext | None = None,
+    ) -> None:
+        """A worker is about to execute `run_key` with `context` (its own): stop it when
+        it must (cancelled, `timeout` seconds passed, `parent` stopped)."""
+        if timeout is None:
+            self._executing[run_key] = (context, parent, None)
+        else:
+            self._executing[run_key] = (context, parent, time.monotonic() + timeout)
+            self._wake.set()  # sleep until this deadline if it is the earliest
+
+    def end(self, run_key: str) -> None:
+        self._executing.pop(run_key, None)
+
+    def wake(self) -> None:
+        """Look at the executing runs now (e.g. the worker's context was just stopped)."""
+        self._wake.set()
+
     def beat(self) -> int:
         with self._lock:
             held = list(self._held)
         return engine.heartbeat(held) if held else 0
 
+    def watch(self) -> int:
+        """Stop the runs being executed that are no longer running in the database."""
+        executing = self._executing.copy()
+        if not executing:
+            return 0
+        running = engine.running_among(executing)
+        gone = [context for key, (context, _, _) in executing.items() if key not in running]
+        for context in gone:
+            context.request_stop(STOP_CANCELLED)
+        return len(gone)
+
+    def _enforce(self, now: float) -> float | None:
+        """Stop runs whose worker stopped or whose deadline passed; the next deadline."""
+        upcoming = None
+        for context, parent, deadline in self._executing.copy().values():
+            if context.reason:
+                continue  # already stopped
+            if parent is not None and parent.stop.is_set():
+                context.request_stop(STOP_SHUTDOWN)
+            elif deadline is not None:
+                if deadline <= now:
+                    context.request_stop(STOP_TIMEOUT)
+                elif upcoming is None or deadline < upcoming:
+                    upcoming = deadline
+        return upcoming
+
     def _loop(self) -> None:
+        next_beat = time.monotonic() + self.interval
+        next_watch = time.monotonic() + self.watch_interval
         try:
-            while not self._stop.wait(self.interval):
-                try:
-                    self.beat()
-                except Exception:
-                    # A database hiccup must not kill the heartbeat; the next beat retries
-                    # well inside the lease.
-                    logger.exception("heartbeat failed")
+            while not self._stop.is_set():
+                self._wake.clear()  # before looking: a wake from now on is not lost
+                now = time.monotonic()
+                upcoming = self._enforce(now)  # the earliest deadline still to come
+                # A database hiccup must not kill the thread: the next beat retries well
+                # inside the lease, the next watch a second later.
+                if now >= next_watch:
+                    next_watch = now + self.watch_interval
+                    try:
+                        self.watch()
+                    except Exception as error:
+                        # Once a second during an outage: a line, not a traceback.
+                        logger.warning("looking for cancelled runs failed: %s", error)
+                        close_old_connections()
+                if now >= next_beat:
+                    next_beat = now + self.interval
+                    try:
+                        self.beat()
+                    except Exception:
+                        logger.exception("heartbeat failed")
+                        close_old_connections()
+                wake_at = min(next_watch, next_beat)
+                if upcoming is not None:
+                    wake_at = min(wake_at, upcoming)
+                self._wake.wait(max(wake_at - time.monotonic(), 0.0))
         finally:
             connection.close()
 
     def stop(self) -> None:
         self._stop.set()
+        self._wake.set()
         if self._thread.is_alive():
             self._thread.join(timeout=5)
 
@@ -101,6 +203,14 @@ def execute(executor: Executor, ticket: RunTicket, context: ExecutionContext) ->
         succeeded = False
         log = f"$ {ticket.command}\nthe executor raised an exception:\n{traceback.format_exc()}"
     finished_at = datetime.now(UTC)
+    timeout = ticket.timeout_seconds
+    if timeout is not None and (
+        context.reason == STOP_TIMEOUT or (finished_at - started_at).total_seconds() > timeout
+    ):
+        # Past the job's timeout: a failure (retried per policy), whatever the executor said.
+        succeeded = False
+        separator = "" if not log or log.endswith("\n") else "\n"
+        log = f"{log}{separator}timed out after {timeout} s: the run was stopped.\n"
     if logging_runs:
         logger.info(
             "run finished: job=%r run=%s status=%s duration=%.3fs",
@@ -163,7 +273,14 @@ def run_batch(
                 handed_back = list(started[index:])
                 engine.release(handed_back, worker)
                 break
-            results.append(execute(executor, ticket, context))
+            # The run's own context, so that it can be stopped alone (cancelled, past its
+            # timeout); the heartbeater stops it too when `context` (the worker's) is.
+            run_context = ExecutionContext()
+            heartbeater.begin(ticket.run_key, run_context, ticket.timeout_seconds, context)
+            try:
+                results.append(execute(executor, ticket, run_context))
+            finally:
+                heartbeater.end(ticket.run_key)
         _finish_patiently(results, worker)
         metrics.observe_results(results)
     finally:

@@ -160,6 +160,22 @@ class RunViewSet(viewsets.ReadOnlyModelViewSet):
             return queryset
         return _filter_runs(queryset, _query(RunFilterSerializer, self.request))
 
+    @extend_schema(
+        request=None,
+        responses={200: RunDetailSerializer, 409: OpenApiTypes.OBJECT},
+        summary="Cancel a run",
+    )
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str | None = None) -> Response:
+        """Cancel a pending or running run (409 if it has already finished)."""
+        run = self.get_object()
+        try:
+            engine.cancel_run(run, by=request.user.get_username())
+        except engine.CancelRefused as refused:
+            return Response({"detail": str(refused)}, status=status.HTTP_409_CONFLICT)
+        run.refresh_from_db()
+        return Response(RunDetailSerializer(run, context={"request": request}).data)
+
 
 @extend_schema(
     summary="List a job's runs, newest first",

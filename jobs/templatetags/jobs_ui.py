@@ -20,12 +20,16 @@ STATE_STYLES = {
     JobState.RUNNING: "text-bg-primary",
     JobState.SUCCEEDED: "text-bg-success",
     JobState.FAILED: "text-bg-danger",
+    JobState.SKIPPED: "text-bg-warning",
+    JobState.CANCELLED: "text-bg-cancelled",
 }
 STATUS_STYLES = {
     RunStatus.PENDING: "text-bg-secondary",
     RunStatus.RUNNING: "text-bg-primary",
     RunStatus.SUCCESS: "text-bg-success",
     RunStatus.FAILED: "text-bg-danger",
+    RunStatus.SKIPPED: "text-bg-warning",
+    RunStatus.CANCELLED: "text-bg-cancelled",  # jobs/static/jobs/app.css
 }
 
 
@@ -37,7 +41,8 @@ STATUS_STYLES = {
 
 @register.simple_tag
 def state_badge(state: str) -> str:
-    """A job's state (Job.state): waiting / running / succeeded / failed."""
+    """A job's state (Job.state): waiting / running / succeeded / failed / skipped /
+    cancelled."""
     return format_html(
         '<span class="badge {}" data-state="{}">{}</span>',
         STATE_STYLES[state],
@@ -48,7 +53,7 @@ def state_badge(state: str) -> str:
 
 @register.simple_tag
 def status_badge(status: str) -> str:
-    """A run's status: pending / running / succeeded / failed."""
+    """A run's status: pending / running / succeeded / failed / skipped / cancelled."""
     return format_html(
         '<span class="badge {}" data-status="{}">{}</span>',
         STATUS_STYLES[status],

@@ -268,6 +268,7 @@ def test_the_admin_edits_alert_settings_and_shows_every_attempt_on_the_run(clien
         "interval": "10",
         "interval_unit": "minute",
         "misfire_policy": "coalesce",
+        "overlap_policy": "allow",
         "max_retries": "0",
         "retry_backoff_seconds": "10",
         "notify_on_failure": "on",

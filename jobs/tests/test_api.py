@@ -151,7 +151,7 @@ def test_enabling_a_one_off_job_whose_time_passed_is_a_400_at_the_field(staff):
         ({"interval": 2_000_000_000, "interval_unit": "day"}, "interval"),
         ({"interval_unit": "fortnight"}, "interval_unit"),
         ({"interval_unit": ""}, "interval_unit"),
-        ({"schedule_type": "cron"}, "schedule_type"),
+        ({"schedule_type": "yearly"}, "schedule_type"),
         ({"name": ""}, "name"),
         ({"name": "x" * 201}, "name"),
         ({"command": "y" * 1001}, "command"),
@@ -508,3 +508,32 @@ def test_the_schema_is_valid_openapi_and_generates_without_warnings(tmp_path):
     target = tmp_path / "schema.yaml"
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(target))
     assert "/api/v1/runs/{id}/:" in target.read_text()
+
+
+def test_a_cron_job_is_created_through_the_api_with_its_zone(staff):
+    response = staff.post(
+        "/api/v1/jobs/",
+        {
+            "name": "nightly",
+            "command": "backup",
+            "schedule_type": "cron",
+            "cron_expression": "30 2 * * *",
+            "timezone": "Europe/Berlin",
+            "overlap_policy": "forbid",
+        },
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["timezone"] == "Europe/Berlin" and body["next_run_at"]
+    assert "02:30" in body["schedule_text"]
+
+
+def test_a_pending_run_is_cancelled_through_the_api_and_not_twice(staff, reader):
+    job = make_job()
+    run = engine.run_now(job)
+    assert reader.post(f"{RUNS}{run.pk}/cancel/").status_code == 403
+    response = staff.post(f"{RUNS}{run.pk}/cancel/")
+    assert response.status_code == 200
+    assert response.json()["status"] == "cancelled"
+    assert staff.post(f"{RUNS}{run.pk}/cancel/").status_code == 409

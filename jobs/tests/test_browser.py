@@ -231,6 +231,72 @@ def test_a_user_creates_runs_edits_disables_and_deletes_jobs(visit: Visit, sched
     assert not Job.objects.filter(pk=once_job.pk).exists()
 
 
+def test_a_user_makes_a_cron_job_and_cancels_its_run_while_it_goes(  # type: ignore[no-untyped-def]
+    visit: Visit, scheduler
+) -> None:
+    page = visit.page
+    visit.log_in()
+    page.goto("/jobs/new/")
+    # Only the cron fields show for a cron schedule.
+    page.get_by_label("Schedule").select_option("cron")
+    expect(page.get_by_label("Cron expression")).to_be_visible()
+    expect(page.get_by_label("Every")).to_be_hidden()
+    expect(page.get_by_label("Run at")).to_be_hidden()
+    page.get_by_label("Name").fill("Long report")
+    page.get_by_label("Command").fill("report --long")
+    page.get_by_label("Cron expression").fill("30 2 * * *")
+    page.get_by_label("Time zone").select_option("Europe/Berlin")
+    # Its runs take a minute: long enough to cancel one while it goes.
+    page.get_by_label("Shortest simulated run (seconds)").fill("60")
+    page.get_by_label("Longest simulated run (seconds)").fill("60")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#job-name")).to_have_text("Long report")
+    expect(page.get_by_text("At 02:30 every day, Europe/Berlin")).to_be_visible()
+    job = Job.objects.get(name="Long report")
+
+    page.get_by_role("button", name="Run now").click()
+    row = page.locator("#runs tbody tr").first
+    expect(row.locator("[data-status]")).to_have_text("Running", timeout=WAIT_MS)
+    row.get_by_role("button", name="Cancel").click()
+    expect(page.get_by_role("alert")).to_contain_text("is cancelled")
+    expect(page.locator("#runs tbody tr").first.locator("[data-status]")).to_have_text("Cancelled")
+    run = JobHistory.objects.get(job=job)
+    assert run.status == RunStatus.CANCELLED and run.cancelled_by == "alice"
+    # The worker stopped it: the pool is idle again long before the minute is over.
+    assert scheduler.wait_idle(timeout=10)
+
+
+def test_the_admin_form_shows_the_fields_of_the_chosen_schedule(  # type: ignore[no-untyped-def]
+    browser, live_server
+) -> None:
+    get_user_model().objects.create_superuser("root", password=PASSWORD)
+    tab = Visit(browser, live_server.url)
+    try:
+        page = tab.page
+        page.goto("/admin/jobs/job/add/")
+        page.get_by_label("Username").fill("root")
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+        schedule = page.locator("#id_schedule_type")
+        schedule.select_option("interval")
+        expect(page.locator("#id_interval")).to_be_visible()
+        expect(page.locator("#id_cron_expression")).to_be_hidden()
+        schedule.select_option("cron")
+        expect(page.locator("#id_cron_expression")).to_be_visible()
+        expect(page.locator("#id_timezone")).to_be_visible()
+        expect(page.locator("#id_interval")).to_be_hidden()
+        expect(page.locator(".form-row.field-interval")).to_be_hidden()
+        page.locator("#id_name").fill("From the admin")
+        page.locator("#id_command").fill("true")
+        page.locator("#id_cron_expression").fill("*/15 * * * *")
+        page.get_by_role("button", name="Save", exact=True).click()
+        expect(page.locator(".messagelist")).to_contain_text("was added successfully")
+        job = Job.objects.get(name="From the admin")
+        assert (job.schedule_type, job.interval) == ("cron", None)
+    finally:
+        tab.close()
+
+
 def test_bad_values_get_messages_at_their_fields(visit: Visit) -> None:
     page = visit.page
     visit.log_in()
@@ -355,15 +421,36 @@ def _populate_for_screenshots() -> None:
         )
         for name, every, unit in names
     ]
+    jobs.append(
+        make_job(
+            name="Close the month",
+            command="./manage.py close_month",
+            schedule_type="cron",
+            cron_expression="0 6 L * *",
+            timezone="Europe/Berlin",
+        )
+    )
     for index in range(600):
         job = jobs[index % len(jobs)]
         status = RunStatus.FAILED if index % 9 == 4 else RunStatus.SUCCESS
-        make_run(
+        if index % 29 == 7:
+            status = RunStatus.SKIPPED
+        elif index % 41 == 11:
+            status = RunStatus.CANCELLED
+        run = make_run(
             job,
             status=status,
             ago=timedelta(minutes=3 + index * 2.3),
             took=timedelta(seconds=1 + index % 7),
         )
+        if status == RunStatus.SKIPPED:  # never started
+            JobHistory.objects.filter(pk=run.pk).update(
+                started_at=None, finished_at=run.created_at, worker=""
+            )
+        elif status == RunStatus.CANCELLED:
+            JobHistory.objects.filter(pk=run.pk).update(
+                finished_at=run.created_at + timedelta(seconds=2), cancelled_by="alice"
+            )
     for job in jobs[:4]:
         latest = job.runs.order_by("-created_at").first()
         Job.objects.filter(pk=job.pk).update(

@@ -28,12 +28,25 @@ def test_it_counts_jobs_and_the_last_days_runs_by_status(signed_in: Client) -> N
     make_run(job, status=RunStatus.FAILED, ago=timedelta(minutes=5))
     make_run(job, status=RunStatus.RUNNING, ago=timedelta(minutes=1))
     make_run(job, status=RunStatus.PENDING, ago=timedelta(seconds=5))
+    make_run(job, status=RunStatus.SKIPPED, ago=timedelta(minutes=3))
+    make_run(job, status=RunStatus.CANCELLED, ago=timedelta(minutes=2))
     make_run(job, status=RunStatus.FAILED, ago=timedelta(days=3))  # too old to count
-    summary = signed_in.get("/").context["summary"]
+    response = signed_in.get("/")
+    summary = response.context["summary"]
     assert (summary.jobs_active, summary.jobs_inactive) == (1, 1)
-    assert summary.runs_24h == {"success": 3, "failed": 1, "running": 1, "pending": 1}
+    assert summary.runs_24h == {
+        "success": 3,
+        "failed": 1,
+        "running": 1,
+        "pending": 1,
+        "skipped": 1,
+        "cancelled": 1,
+    }
     assert (summary.running_now, summary.pending_now) == (1, 1)
+    # Skipped and cancelled runs did not run to an outcome: the rate leaves them out.
     assert summary.success_rate == 75.0
+    page = response.content.decode()
+    assert 'id="count-skipped">1<' in page and 'id="count-cancelled">1<' in page
 
 
 @pytest.mark.django_db

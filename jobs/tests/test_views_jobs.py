@@ -28,6 +28,7 @@ def _form(**overrides: object) -> dict[str, object]:
         "interval": "10",
         "interval_unit": IntervalUnit.MINUTE,
         "misfire_policy": "coalesce",
+        "overlap_policy": "allow",
         "max_retries": "0",
         "retry_backoff_seconds": "10",
         "is_active": "on",
@@ -157,7 +158,7 @@ def test_a_once_time_is_read_in_the_users_time_zone(signed_in: Client) -> None:
         ({"interval": ""}, "interval", "Say how often the job runs"),
         ({"interval": "3651", "interval_unit": "day"}, "interval", "at most 3650 days"),
         ({"interval_unit": "fortnight"}, "interval_unit", "Select a valid choice"),
-        ({"schedule_type": "cron"}, "schedule_type", "Select a valid choice"),
+        ({"schedule_type": "yearly"}, "schedule_type", "Select a valid choice"),
         ({"schedule_type": "once", "scheduled_at": ""}, "scheduled_at", "needs a date and time"),
         (
             {"schedule_type": "once", "scheduled_at": "2020-01-01T10:00"},
