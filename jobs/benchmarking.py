@@ -591,6 +591,7 @@ def burst(jobs: int, workers: int, progress: Progress | None = None) -> Result:
         scheduler.run_once()
         elapsed = time.perf_counter() - wall
     cpu = cpu_seconds() - cpu_before
+    rss_after = rss_mb()  # before reading the runs back, which takes memory of its own
     rows = list(
         JobHistory.objects.values_list("scheduled_for", "started_at", "finished_at", "status")
     )
@@ -614,7 +615,7 @@ def burst(jobs: int, workers: int, progress: Progress | None = None) -> Result:
         "lag_mean_ms": round(statistics.fmean(lags) * 1000, 1) if lags else 0.0,
         "cpu_s": round(cpu, 2),
         "rss_before_mb": rss_before,
-        "rss_after_mb": rss_mb(),
+        "rss_after_mb": rss_after,
         "rss_max_mb": sampler.max_between(float("-inf"), float("inf")),
     }
 

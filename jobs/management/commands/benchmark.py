@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -90,6 +91,14 @@ class Command(BaseCommand):
             default=None,
             help="SQLite file to build once and keep, instead of a throwaway database",
         )
+        parser.add_argument(
+            "--py-spy",
+            type=Path,
+            default=None,
+            metavar="FILE",
+            help="profile each scenario's process with py-spy (pip install py-spy) into "
+            "FILE (raw collapsed stacks; FILE-2, FILE-3... for further scenarios)",
+        )
         parser.add_argument("--child", default=None, help="(internal) run one scenario here")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -104,7 +113,10 @@ class Command(BaseCommand):
         results = []
         for index, spec in enumerate(plan, start=1):
             self.stderr.write(f"== {index}/{len(plan)}: {_describe(spec)} ==")
-            results.append(self._run(spec, options["db_file"]))
+            profile = options["py_spy"]
+            if profile is not None and index > 1:
+                profile = profile.with_name(f"{profile.stem}-{index}{profile.suffix}")
+            results.append(self._run(spec, options["db_file"], profile))
         machine["load_average_end"] = benchmarking.load_average()
         if results:
             machine["database_version"] = results[0].pop("database_version", None)
@@ -225,7 +237,9 @@ class Command(BaseCommand):
 
     # --- the parent: a database and a process per scenario --------------------------
 
-    def _run(self, spec: dict[str, Any], db_file: Path | None) -> dict[str, Any]:
+    def _run(
+        self, spec: dict[str, Any], db_file: Path | None, profile: Path | None
+    ) -> dict[str, Any]:
         began = time.perf_counter()
         with throwaway_database(db_file if spec["scenario"] == "pages" else None) as url:
             env = {
@@ -245,6 +259,13 @@ class Command(BaseCommand):
                 "--child",
                 json.dumps(spec),
             ]
+            if profile is not None:
+                py_spy = shutil.which("py-spy")
+                if py_spy is None:
+                    raise CommandError("--py-spy needs py-spy: pip install py-spy")
+                # Raw collapsed stacks, every thread, idle ones left out.
+                command = [py_spy, "record", "--format", "raw", "--output", str(profile),
+                           "--rate", "200", "--", *command]  # fmt: skip
             # stderr (the progress bar) goes straight to ours; stdout holds the result.
             done = subprocess.run(command, env=env, stdout=subprocess.PIPE, text=True, check=False)
         if done.returncode != 0:
