@@ -37,7 +37,14 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from jobs import engine
-from jobs.models import NAME_MAX_LENGTH, Job, JobHistory, JobState, RunStatus
+from jobs.models import (
+    NAME_MAX_LENGTH,
+    Job,
+    JobHistory,
+    JobState,
+    NotificationAttempt,
+    RunStatus,
+)
 
 # Counting runs stops here: "more than 10,000" costs a bounded scan, an exact count a full one.
 RUN_COUNT_CAP = 10_000
@@ -365,6 +372,17 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
             },
         ),
         (_("Retries"), {"fields": ("max_retries", "retry_backoff_seconds")}),
+        # Failure alerts (jobs/alerts.py; README "Alerts").
+        (
+            _("Alerts"),
+            {
+                "fields": (
+                    ("notify_on_failure", "notify_on_recovery"),
+                    "webhook_url",
+                    "notify_emails",
+                )
+            },
+        ),
     )
     status_fieldset = (
         _("Status"),
@@ -580,6 +598,34 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
 # --- runs --------------------------------------------------------------------------------
 
 
+class NotificationAttemptInline(admin.TabularInline):
+    """Every try at sending an alert about the run (jobs/alerts.py), read-only."""
+
+    model = NotificationAttempt
+    extra = 0
+    can_delete = False
+    fields = readonly_fields = (
+        "created_at",
+        "kind",
+        "channel",
+        "target",
+        "attempt",
+        "status",
+        "response_code",
+        "error",
+    )
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Whoever may see the run sees its alerts.
+        return request.user.has_perm("jobs.view_jobhistory")
+
+
 @admin.register(JobHistory)
 class JobHistoryAdmin(LeanListMixin, admin.ModelAdmin):
     list_display = (
@@ -599,6 +645,7 @@ class JobHistoryAdmin(LeanListMixin, admin.ModelAdmin):
     search_fields = ("job__name",)
     search_help_text = _("Search by job name.")
     actions = ("retry",)
+    inlines = (NotificationAttemptInline,)
     fields = readonly_fields = (
         "job",
         "scheduled",

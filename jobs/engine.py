@@ -29,7 +29,7 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from jobs import conf, schedules
+from jobs import alerts, conf, schedules
 from jobs.models import Job, JobHistory, RunStatus, ScheduleType, Trigger
 
 logger = logging.getLogger(__name__)
@@ -159,11 +159,34 @@ _sqlite_writer = threading.Lock()
 
 @contextmanager
 def _writing() -> Iterator[None]:
+    # Every write goes through transaction.atomic() inside this, even a single UPDATE:
+    # on SQLite that is BEGIN IMMEDIATE, which waits for the lock (busy timeout) instead
+    # of failing at once when another process wrote between our read and our write.
     if connection.vendor == "sqlite":
         with _sqlite_writer:
             yield
     else:
         yield
+
+
+@contextmanager
+def _cursor() -> Iterator:
+    """A cursor for the engine's statements.
+
+    On PostgreSQL it binds parameters on the server. Django's psycopg cursors bind them
+    in Python (client-side), which for our batch statements of thousands of parameters
+    cost as much as the database's own work: measured, server-side binding doubled a
+    burst's throughput. Errors still surface as django.db errors.
+    """
+    if connection.vendor != "postgresql":
+        with connection.cursor() as cursor:
+            yield cursor
+        return
+    import psycopg
+
+    connection.ensure_connection()
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        yield cursor
 
 
 def _placeholders(count: int) -> str:
@@ -270,14 +293,14 @@ def claim_due(
         f"WHERE is_active AND next_run_at <= %s ORDER BY next_run_at LIMIT %s{d.skip_locked}"
     )
     if d is _SQLITE:
-        with connection.cursor() as cursor:
+        with _cursor() as cursor:
             cursor.execute(claim_sql, [db_now, limit])
             jobs = cursor.fetchall()
         if not jobs:
             return []
         plan = _plan_claims(d, jobs, now, db_now, dispatched)
         try:
-            with _writing(), transaction.atomic(), connection.cursor() as cursor:
+            with _writing(), transaction.atomic(), _cursor() as cursor:
                 if _apply_claims(cursor, plan) != len(plan.job_updates):
                     raise _JobsMoved
                 inserted = _insert_runs(cursor, plan.run_rows) if plan.run_rows else set()
@@ -285,7 +308,7 @@ def claim_due(
             inserted = None
         if inserted is not None:
             return _claimed(plan.tickets, inserted)
-    with _writing(), transaction.atomic(), connection.cursor() as cursor:
+    with _writing(), transaction.atomic(), _cursor() as cursor:
         cursor.execute(claim_sql, [db_now, limit])
         jobs = cursor.fetchall()
         if not jobs:
@@ -374,14 +397,52 @@ def _plan_claims(
     return plan
 
 
+def _update_each(
+    cursor,  # type: ignore[no-untyped-def]
+    d: Dialect,
+    rows: list[tuple],
+    *,
+    sqlite_sql: str,
+    pg_sql: str,
+    pg_types: tuple[str, ...],
+) -> int:
+    """Apply one UPDATE per row; returns how many rows it changed.
+
+    SQLite runs in this process, so a prepared statement executed per row (executemany)
+    is the cheapest. PostgreSQL is a round trip away: there the rows travel in one
+    `UPDATE ... FROM (VALUES ...)` per chunk (measured: executemany cost ~400 us a row).
+    `pg_sql` has a {values} slot and names the rows' columns in order.
+    """
+    if not rows:
+        return 0
+    if d is _SQLITE:
+        cursor.executemany(sqlite_sql, rows)
+        return cursor.rowcount
+    row_sql = "(" + ", ".join(f"%s::{pg_type}" for pg_type in pg_types) + ")"
+    changed = 0
+    for chunk in _chunks(rows, _ROWS_PER_STATEMENT):
+        cursor.execute(
+            pg_sql.format(values=", ".join([row_sql] * len(chunk))),
+            [value for row in chunk for value in row],
+        )
+        changed += cursor.rowcount
+    return changed
+
+
 def _apply_claims(cursor, plan: _ClaimPlan) -> int:  # type: ignore[no-untyped-def]
     """Move the claimed jobs on; returns how many were still as they were read."""
-    cursor.executemany(
-        f"UPDATE {JOB_TABLE} SET next_run_at = %s, is_active = %s "
-        f"WHERE id = %s AND is_active AND next_run_at = %s",
+    return _update_each(
+        cursor,
+        dialect(),
         plan.job_updates,
+        sqlite_sql=f"UPDATE {JOB_TABLE} SET next_run_at = %s, is_active = %s "
+        f"WHERE id = %s AND is_active AND next_run_at = %s",
+        pg_sql=f"UPDATE {JOB_TABLE} AS t SET next_run_at = v.next_run_at, "
+        "is_active = v.is_active FROM (VALUES {values}) AS v(next_run_at, is_active, id, "
+        "read_next_run_at) WHERE t.id = v.id AND t.is_active "
+        "AND t.next_run_at = v.read_next_run_at",
+        pg_types=("timestamptz", "boolean", "uuid", "timestamptz"),
     )
-    return cursor.rowcount
 
 
 def _claimed(tickets: list[RunTicket], inserted: set[str]) -> list[RunTicket]:
@@ -407,7 +468,7 @@ def start(
     d = dialect()
     db_now = d.dt(now or timezone.now())
     won: set[str] = set()
-    with _writing(), connection.cursor() as cursor:
+    with _writing(), transaction.atomic(), _cursor() as cursor:
         for chunk in _chunks(tickets, _ROWS_PER_STATEMENT):
             cursor.execute(
                 f"UPDATE {RUN_TABLE} SET status = %s, worker = %s, started_at = %s, "
@@ -424,7 +485,7 @@ def release(tickets: Sequence[RunTicket], worker: str) -> int:
     if not tickets:
         return 0
     released = 0
-    with _writing(), connection.cursor() as cursor:
+    with _writing(), transaction.atomic(), _cursor() as cursor:
         for chunk in _chunks(tickets, _ROWS_PER_STATEMENT):
             cursor.execute(
                 f"UPDATE {RUN_TABLE} SET status = %s, worker = '', started_at = NULL, "
@@ -443,7 +504,7 @@ def heartbeat(run_keys: Iterable[str], now: datetime | None = None) -> int:
         return 0
     db_now = dialect().dt(now or timezone.now())
     touched = 0
-    with _writing(), connection.cursor() as cursor:
+    with _writing(), transaction.atomic(), _cursor() as cursor:
         for chunk in _chunks(keys, _ROWS_PER_STATEMENT):
             cursor.execute(
                 f"UPDATE {RUN_TABLE} SET heartbeat_at = %s WHERE status = %s "
@@ -491,7 +552,16 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
     if not results:
         return 0
     d = dialect()
-    with _writing(), transaction.atomic(), connection.cursor() as cursor:
+    # Build the rows before taking the writer lock: this Python work then overlaps
+    # another thread's SQL (SQLite releases the GIL while it works).
+    run_rows = []
+    job_rows = []
+    for r in results:
+        status = _SUCCESS if r.succeeded else _FAILED
+        started_at = d.dt(r.started_at)
+        run_rows.append((status, started_at, d.dt(r.finished_at), r.log, r.ticket.run_key))
+        job_rows.append((started_at, status, r.ticket.job_key, started_at))
+    with _writing(), transaction.atomic(), _cursor() as cursor:
         # Which of these runs does `worker` still own? Locked (FOR UPDATE on PostgreSQL,
         # the write lock on SQLite) so the reaper cannot take one between check and write.
         mine: set[str] = set()
@@ -502,20 +572,27 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
                 [_RUNNING, worker] + [r.ticket.run_key for r in chunk],
             )
             mine.update(d.key_out(row[0]) for row in cursor.fetchall())
-        owned = [r for r in results if r.ticket.run_key in mine]
+        owned = results
+        if len(mine) != len(results):
+            keep = [r.ticket.run_key in mine for r in results]
+            owned = [r for r, k in zip(results, keep, strict=True) if k]
+            run_rows = [row for row, k in zip(run_rows, keep, strict=True) if k]
+            job_rows = [row for row, k in zip(job_rows, keep, strict=True) if k]
         if not owned:
             return 0
-        run_rows = []
-        job_rows = []
-        for r in owned:
-            status = _SUCCESS if r.succeeded else _FAILED
-            started_at = d.dt(r.started_at)
-            run_rows.append((status, started_at, d.dt(r.finished_at), r.log, r.ticket.run_key))
-            job_rows.append((started_at, status, r.ticket.job_key, started_at))
-        cursor.executemany(
-            f"UPDATE {RUN_TABLE} SET status = %s, started_at = %s, finished_at = %s, "
-            f"log = %s WHERE id = %s",
+        _update_each(
+            cursor,
+            d,
             run_rows,
+            sqlite_sql=f"UPDATE {RUN_TABLE} SET status = %s, started_at = %s, "
+            "finished_at = %s, log = %s WHERE id = %s",
+            pg_sql=f"UPDATE {RUN_TABLE} AS t SET status = v.status, started_at = v.started_at, "
+            "finished_at = v.finished_at, log = v.log FROM (VALUES {values}) "
+            "AS v(status, started_at, finished_at, log, id) WHERE t.id = v.id",
+            pg_types=("varchar", "timestamptz", "timestamptz", "text", "uuid"),
+        )
+        alerts.runs_finished(
+            (r.ticket.job_key, r.ticket.run_key, r.started_at, r.succeeded) for r in owned
         )
         _record_on_jobs(cursor, job_rows)
         retries = _retry_rows(d, ((r.ticket, r.finished_at) for r in owned if not r.succeeded))
@@ -527,14 +604,26 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
 def _record_on_jobs(cursor, rows: list[tuple]) -> None:  # type: ignore[no-untyped-def]
     """Copy each run's start and outcome onto its job, never moving last_run_at back.
 
-    Rows are (started_at, status, job_key, started_at), adapted.
+    Rows are (started_at, status, job_key, started_at), adapted; of several rows for one
+    job, the one with the latest start is kept.
     """
-    if rows:
-        cursor.executemany(
-            f"UPDATE {JOB_TABLE} SET last_run_at = %s, last_run_status = %s "
-            f"WHERE id = %s AND (last_run_at IS NULL OR last_run_at <= %s)",
-            rows,
-        )
+    latest: dict[str, tuple] = {}
+    for row in rows:
+        kept = latest.get(row[2])
+        if kept is None or kept[0] <= row[0]:
+            latest[row[2]] = row
+    _update_each(
+        cursor,
+        dialect(),
+        list(latest.values()),
+        sqlite_sql=f"UPDATE {JOB_TABLE} SET last_run_at = %s, last_run_status = %s "
+        f"WHERE id = %s AND (last_run_at IS NULL OR last_run_at <= %s)",
+        pg_sql=f"UPDATE {JOB_TABLE} AS t SET last_run_at = v.started_at, "
+        "last_run_status = v.status FROM (VALUES {values}) AS v(started_at, status, id, "
+        "started_again) WHERE t.id = v.id AND (t.last_run_at IS NULL "
+        "OR t.last_run_at <= v.started_at)",
+        pg_types=("timestamptz", "varchar", "uuid", "timestamptz"),
+    )
 
 
 # --- reap --------------------------------------------------------------------------------
@@ -572,7 +661,7 @@ def reap(now: datetime | None = None, *, limit: int = 500) -> int:
     d = dialect()
     db_now = d.dt(now)
     db_cutoff = d.dt(now - lease)
-    with _writing(), transaction.atomic(), connection.cursor() as cursor:
+    with _writing(), transaction.atomic(), _cursor() as cursor:
         # Uses index jobs_run_running_heartbeat.
         cursor.execute(
             _tickets_sql(d, f", r.worker, {d.text('r.heartbeat_at')}, {d.text('r.started_at')}")
@@ -606,6 +695,7 @@ def reap(now: datetime | None = None, *, limit: int = 500) -> int:
             )
             started_at = d.dt(d.dt_out(row[10]) or now)
             job_rows.append((started_at, _FAILED, ticket.job_key, started_at))
+        alerts.runs_finished((ticket.job_key, ticket.run_key, now, False) for ticket, _ in lost)
         _record_on_jobs(cursor, job_rows)
         retries = _retry_rows(d, ((ticket, now) for ticket, _ in lost))
         if retries:
@@ -620,7 +710,7 @@ def ready_tickets(now: datetime | None = None, *, limit: int = 500) -> list[RunT
     """Pending runs that may start now, oldest first: retries whose backoff is over, runs
     someone pressed "run now" for, and runs a dead scheduler claimed but never started."""
     d = dialect()
-    with connection.cursor() as cursor:
+    with _cursor() as cursor:
         # Uses index jobs_run_pending_ready.
         cursor.execute(
             _tickets_sql(d)
@@ -641,7 +731,7 @@ def dispatch_ready(now: datetime | None = None, *, limit: int = 500) -> list[Run
     d = dialect()
     db_now = d.dt(now)
     db_cutoff = d.dt(now - conf.redispatch_after())
-    with _writing(), transaction.atomic(), connection.cursor() as cursor:
+    with _writing(), transaction.atomic(), _cursor() as cursor:
         # Uses index jobs_run_pending_ready.
         cursor.execute(
             _tickets_sql(d) + "WHERE r.status = %s AND r.not_before <= %s "
@@ -667,7 +757,7 @@ def mark_dispatched(run_keys: Sequence[str], now: datetime | None = None) -> Non
     if not run_keys:
         return
     db_now = dialect().dt(now or timezone.now())
-    with _writing(), connection.cursor() as cursor:
+    with _writing(), transaction.atomic(), _cursor() as cursor:
         for chunk in _chunks(run_keys, _ROWS_PER_STATEMENT):
             cursor.execute(
                 f"UPDATE {RUN_TABLE} SET dispatched_at = %s WHERE status = %s "
@@ -683,7 +773,7 @@ def tickets_for(run_keys: Sequence[str], now: datetime | None = None) -> list[Ru
     d = dialect()
     db_now = d.dt(now or timezone.now())
     tickets: list[RunTicket] = []
-    with connection.cursor() as cursor:
+    with _cursor() as cursor:
         for chunk in _chunks(list(run_keys), _ROWS_PER_STATEMENT):
             cursor.execute(
                 _tickets_sql(d) + f"WHERE r.status = %s AND r.not_before <= %s "

@@ -6,11 +6,13 @@ several scheduler processes write these tables and only the database sees them a
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import UTC, datetime, timedelta
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator
+from django.core.validators import MaxValueValidator, validate_email
 from django.db import connections, models
 from django.db.models import Q
 from django.db.models.functions import Substr, TruncHour
@@ -27,6 +29,9 @@ DESCRIPTION_MAX_LENGTH = 2000
 MAX_RETRIES_LIMIT = 10
 DEFAULT_RETRY_BACKOFF_SECONDS = 10
 MAX_RETRY_BACKOFF_SECONDS = 86400
+WEBHOOK_URL_MAX_LENGTH = 500
+NOTIFY_EMAILS_MAX_LENGTH = 2000
+MAX_NOTIFY_EMAILS = 20
 
 
 # Times outside these bounds overflow when converted to UTC or moved by an interval, and
@@ -190,6 +195,36 @@ class Job(models.Model):
     next_run_at = models.DateTimeField(_("next run"), null=True, blank=True, editable=False)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
+    # Failure alerts (jobs/alerts.py): where to say that a run failed or a job recovered.
+    # Database defaults too, so rows inserted by raw SQL (benchmarks) need not name them.
+    notify_on_failure = models.BooleanField(
+        _("alert on failure"),
+        default=False,
+        db_default=False,
+        help_text=_("Send an alert each time a run of this job fails."),
+    )
+    notify_on_recovery = models.BooleanField(
+        _("alert on recovery"),
+        default=False,
+        db_default=False,
+        help_text=_("Send an alert when a run succeeds after a failed one."),
+    )
+    webhook_url = models.URLField(
+        _("webhook URL"),
+        max_length=WEBHOOK_URL_MAX_LENGTH,
+        blank=True,
+        default="",
+        db_default="",
+        help_text=_("Alerts are POSTed here as JSON."),
+    )
+    notify_emails = models.TextField(
+        _("alert e-mail addresses"),
+        max_length=NOTIFY_EMAILS_MAX_LENGTH,
+        blank=True,
+        default="",
+        db_default="",
+        help_text=_("Separated by commas or new lines."),
+    )
 
     objects = JobQuerySet.as_manager()
 
@@ -240,9 +275,19 @@ class Job(models.Model):
     def from_db(cls, db, field_names, values, *args, **kwargs):  # type: ignore[no-untyped-def]
         # *args/**kwargs: Django 6.1 passes fetch_mode, 5.2 does not.
         instance = super().from_db(db, field_names, values, *args, **kwargs)
-        # Remember the schedule as loaded, so save() knows whether it changed.
-        instance._loaded_schedule = instance._schedule_snapshot()
+        # Remember the schedule as loaded, so save() knows whether it changed. With a
+        # schedule field deferred (.only()/.defer()) reading it here would load it (and
+        # recurse through from_db), so the snapshot is taken at save time instead.
+        if not instance.get_deferred_fields() & set(SCHEDULE_FIELDS):
+            instance._loaded_schedule = instance._schedule_snapshot()
         return instance
+
+    def _stored_schedule(self) -> tuple | None:
+        """The schedule as loaded, or as stored now if it was not loaded."""
+        if "_loaded_schedule" not in self.__dict__ and not self._state.adding:
+            stored = type(self).objects.filter(pk=self.pk).values_list(*SCHEDULE_FIELDS).first()
+            self._loaded_schedule = tuple(stored) if stored is not None else None
+        return getattr(self, "_loaded_schedule", None)
 
     def _schedule_snapshot(self) -> tuple:
         return tuple(getattr(self, name) for name in SCHEDULE_FIELDS)
@@ -254,7 +299,7 @@ class Job(models.Model):
         return schedules.interval_step(self.interval, self.interval_unit)
 
     def _schedule_changed(self) -> bool:
-        loaded = getattr(self, "_loaded_schedule", None)
+        loaded = self._stored_schedule()
         return loaded is None or loaded != self._schedule_snapshot()
 
     def refresh_schedule(self, now: datetime | None = None) -> None:
@@ -263,7 +308,7 @@ class Job(models.Model):
         Called by save(); the scheduler itself moves next_run_at with its own updates.
         """
         now = now or timezone.now()
-        loaded = getattr(self, "_loaded_schedule", None)
+        loaded = self._stored_schedule()
         grid_changed = loaded is None or loaded[:4] != self._schedule_snapshot()[:4]
         if self.schedule_type == ScheduleType.ONCE:
             self.anchor_at = None
@@ -321,11 +366,40 @@ class Job(models.Model):
             elif self.interval < 1:
                 errors["interval"] = _("The interval must be at least 1.")
             elif self.interval_unit in IntervalUnit.values:
-                step = schedules.interval_step(self.interval, self.interval_unit)
-                if step > schedules.MAX_INTERVAL:
+                # Whole seconds first: a huge count of days overflows timedelta.
+                seconds = self.interval * schedules.UNIT_SECONDS[self.interval_unit]
+                if seconds > schedules.MAX_INTERVAL.total_seconds():
                     errors["interval"] = _("The interval can be at most 3650 days (ten years).")
+        errors.update(self._alert_errors())
         if errors:
             raise ValidationError(errors)
+
+    def _alert_errors(self) -> dict[str, str]:
+        errors: dict[str, str] = {}
+        if self.webhook_url and urlsplit(self.webhook_url).scheme.lower() not in ("http", "https"):
+            errors["webhook_url"] = _("The webhook URL must start with http:// or https://.")
+        addresses = self.notify_email_list
+        if len(addresses) > MAX_NOTIFY_EMAILS:
+            errors["notify_emails"] = _("At most %(n)d addresses.") % {"n": MAX_NOTIFY_EMAILS}
+        for address in addresses:
+            try:
+                validate_email(address)
+            except ValidationError:
+                errors["notify_emails"] = _("%(address)s is not an e-mail address.") % {
+                    "address": address[:100]
+                }
+                break
+        wants_alerts = self.notify_on_failure or self.notify_on_recovery
+        if wants_alerts and not self.webhook_url and not addresses and "webhook_url" not in errors:
+            errors["webhook_url"] = _(
+                "Give a webhook URL or e-mail addresses to send the alerts to."
+            )
+        return errors
+
+    @property
+    def notify_email_list(self) -> list[str]:
+        """The alert addresses, split on commas, semicolons and white space."""
+        return [part for part in re.split(r"[,;\s]+", self.notify_emails or "") if part]
 
     # --- presentation helpers -------------------------------------------------------
 
@@ -488,6 +562,10 @@ class JobHistory(models.Model):
                 condition=Q(status=RunStatus.FAILED),
                 name="jobs_run_failed_recent",
             ),
+            # metrics.DatabaseCollector: runs finished in the last few minutes, at every
+            # scrape; without it each scrape would read the whole history. (The one index
+            # that finishing a run adds to; see docs/metrics.md.)
+            models.Index(fields=["finished_at"], name="jobs_run_finished"),
         ]
         constraints = [
             # Invariant 1: one first attempt (and one of each retry) per occurrence,
@@ -514,3 +592,82 @@ class JobHistory(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in FINISHED_STATUSES
+
+
+# --- Alerts and scheduler heartbeats (jobs/alerts.py, jobs/metrics.py) -------------------
+
+
+class NotificationKind(models.TextChoices):
+    FAILURE = "failure", _("Failure")
+    RECOVERY = "recovery", _("Recovery")
+
+
+class NotificationChannel(models.TextChoices):
+    WEBHOOK = "webhook", _("Webhook")
+    EMAIL = "email", _("E-mail")
+
+
+class NotificationStatus(models.TextChoices):
+    SENT = "sent", _("Sent")
+    FAILED = "failed", _("Failed")
+
+
+class NotificationAttempt(models.Model):
+    """One try at delivering one alert about one run: every try is kept, so the run
+    shows what was sent, where, and why a delivery failed."""
+
+    run = models.ForeignKey(JobHistory, on_delete=models.CASCADE, related_name="notifications")
+    kind = models.CharField(_("kind"), max_length=16, choices=NotificationKind.choices)
+    channel = models.CharField(_("channel"), max_length=16, choices=NotificationChannel.choices)
+    # The URL or the addresses, as they were when the alert was sent.
+    target = models.TextField(_("sent to"), blank=True)
+    attempt = models.PositiveSmallIntegerField(_("attempt"), default=1)
+    status = models.CharField(_("status"), max_length=16, choices=NotificationStatus.choices)
+    response_code = models.PositiveSmallIntegerField(_("response code"), null=True, blank=True)
+    error = models.TextField(_("error"), blank=True)
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+
+    class Meta:
+        # A run's attempts in the order they happened (the FK index finds them).
+        ordering = ["created_at", "id"]
+        verbose_name = _("notification attempt")
+        verbose_name_plural = _("notification attempts")
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind__in=NotificationKind.values), name="jobs_notify_known_kind"
+            ),
+            models.CheckConstraint(
+                condition=Q(channel__in=NotificationChannel.values),
+                name="jobs_notify_known_channel",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=NotificationStatus.values),
+                name="jobs_notify_known_status",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} by {self.channel} #{self.attempt}: {self.status}"
+
+
+class SchedulerHeartbeat(models.Model):
+    """A scheduler process saying it is alive: one row per process, upserted by its loop
+    every few seconds. /metrics reports the latest one."""
+
+    name = models.CharField(_("name"), max_length=200, unique=True)
+    pid = models.PositiveIntegerField(_("process id"))
+    host = models.CharField(_("host"), max_length=255)
+    started_at = models.DateTimeField(_("started"))
+    seen_at = models.DateTimeField(_("last seen"))
+
+    class Meta:
+        ordering = ["-seen_at"]
+        verbose_name = _("scheduler heartbeat")
+        verbose_name_plural = _("scheduler heartbeats")
+        indexes = [
+            # metrics: the latest heartbeat and the schedulers seen lately; pruning old rows.
+            models.Index(fields=["seen_at"], name="jobs_scheduler_seen"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name

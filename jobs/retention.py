@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from jobs import conf
@@ -253,11 +253,13 @@ class Pruner:
             f"DELETE FROM {RUN_TABLE} WHERE id IN "
             f"(SELECT id FROM {RUN_TABLE} WHERE {where} ORDER BY {order} LIMIT %s)"
         )
-        with _writing(), connection.cursor() as cursor:
+        # A transaction of its own, like every engine write (on SQLite, BEGIN IMMEDIATE
+        # under the process's writer lock).
+        with _writing():
             began = time.perf_counter()
-            # Autocommit: the statement is a transaction of its own.
-            cursor.execute(sql, [*params, self.batch])
-            deleted = cursor.rowcount
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(sql, [*params, self.batch])
+                deleted = cursor.rowcount
             held = time.perf_counter() - began
         self.stats.statements += 1
         self.stats.deleted += deleted

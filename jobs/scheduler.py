@@ -22,7 +22,7 @@ from datetime import datetime
 from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
-from jobs import conf, engine, retention
+from jobs import conf, engine, metrics, retention
 from jobs.engine import RunTicket
 from jobs.executors import ExecutionContext, Executor, load_executor
 from jobs.worker import Heartbeater, process_name, run_batch
@@ -179,6 +179,7 @@ class Scheduler:
     def run_pass(self, now: datetime | None = None) -> PassStats:
         """Claim everything due, feed ready pending runs to the workers, reap."""
         stats = PassStats()
+        metrics.scheduler_alive(self.name)
         batch = conf.claim_batch()
         while not self._stopping.is_set():
             tickets = engine.claim_due(now or timezone.now(), limit=batch, dispatched=self.use_huey)
@@ -203,6 +204,7 @@ class Scheduler:
         if time.monotonic() - self._last_reap >= conf.heartbeat_interval():
             stats.reaped = engine.reap(now)
             self._last_reap = time.monotonic()
+        metrics.observe_pass(stats.claimed, stats.reaped)
         return stats
 
     def wait_idle(self, timeout: float | None = None) -> bool:

@@ -9,9 +9,9 @@ import logging
 
 from django.conf import settings
 from huey import crontab
-from huey.contrib.djhuey import db_periodic_task, db_task
+from huey.contrib.djhuey import db_periodic_task, db_task, on_shutdown
 
-from jobs import worker
+from jobs import alerts, conf, worker
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +30,12 @@ def send_runs(run_keys: list[str]) -> int:
     for start in range(0, len(run_keys), RUNS_PER_MESSAGE):
         execute_runs(run_keys[start : start + RUNS_PER_MESSAGE])
     return len(run_keys)
+
+
+@on_shutdown()
+def deliver_queued_alerts() -> None:
+    """A worker stopping flushes the failure alerts it queued (bounded by the grace)."""
+    alerts.shutdown(conf.shutdown_grace())
 
 
 @db_periodic_task(crontab(minute="*"), name="jobs.scheduler_pass")

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 from django.db import DatabaseError, close_old_connections, connection
 
-from jobs import conf, engine
+from jobs import conf, engine, metrics
 from jobs.engine import RunResult, RunTicket
 from jobs.executors import ExecutionContext, Executor
 
@@ -165,6 +165,7 @@ def run_batch(
                 break
             results.append(execute(executor, ticket, context))
         _finish_patiently(results, worker)
+        metrics.observe_results(results)
     finally:
         heartbeater.drop([t.run_key for t in started])
     return [r.ticket for r in results], handed_back
@@ -196,7 +197,7 @@ def execute_handed_out(run_keys: Sequence[str], resend: Callable[[list[str]], No
     """
     executor, heartbeater = _resources()
     tickets = engine.tickets_for(run_keys)
-    worker = f"{process_name()}/{threading.current_thread().name}"
+    worker = f"{process_name()}/huey-{threading.current_thread().name}"
     executed, handed_back = run_batch(
         tickets,
         worker=worker,

@@ -236,6 +236,92 @@ JOBS_REDISPATCH_SECONDS = env_float("JOBS_REDISPATCH_SECONDS", 60.0, minimum=1.0
 JOBS_HUEY_PERIODIC_PASS = env_bool("JOBS_HUEY_PERIODIC_PASS", False)
 
 
+# --- JSON API, metrics and alerts (README: "API", "Metrics", "Alerts") ------------------
+INSTALLED_APPS += [
+    "rest_framework",
+    "rest_framework.authtoken",  # tokens for scripts; registers its own admin page
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI served from the repo's static files, no CDN
+]
+
+REST_FRAMEWORK = {
+    # Token first, so an anonymous request is answered 401 with a WWW-Authenticate header.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["jobs.api.permissions.StaffWritesOthersRead"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "jobs.api.views.exception_handler",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Job scheduler API",
+    "DESCRIPTION": (
+        "Jobs, their runs, run now, enable and disable. Authenticate with "
+        "`Authorization: Token <key>` (python manage.py apitoken <username>) or a session; "
+        "reads need a login, writes a staff user."
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "jobs.models.RunStatus",
+        "NotificationStatusEnum": "jobs.models.NotificationStatus",
+    },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "jobs.api.schema.document_error_responses",
+    ],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# /metrics: open when empty; otherwise scrapers send "Authorization: Bearer <token>".
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+# The window of the "recent runs" metrics (finished by status, duration, start lag).
+JOBS_METRICS_WINDOW_SECONDS = env_float(
+    "JOBS_METRICS_WINDOW_SECONDS", 300.0, minimum=10.0, maximum=86400.0
+)
+
+# Alerts: tries per alert, the wait before the second (doubling after), the HTTP timeout.
+JOBS_ALERT_ATTEMPTS = env_int("JOBS_ALERT_ATTEMPTS", 3, minimum=1, maximum=10)
+JOBS_ALERT_BACKOFF_SECONDS = env_float(
+    "JOBS_ALERT_BACKOFF_SECONDS", 1.0, minimum=0.0, maximum=3600.0
+)
+JOBS_ALERT_TIMEOUT_SECONDS = env_float(
+    "JOBS_ALERT_TIMEOUT_SECONDS", 10.0, minimum=0.1, maximum=300.0
+)
+JOBS_ALERT_THREADS = env_int("JOBS_ALERT_THREADS", 2, minimum=1, maximum=32)
+# Where people open the site, for the links in alerts ("https://scheduler.example.com").
+JOBS_BASE_URL = env_str("JOBS_BASE_URL", "").rstrip("/")
+if JOBS_BASE_URL and not JOBS_BASE_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(
+        f"JOBS_BASE_URL must start with http:// or https://, got {JOBS_BASE_URL!r}"
+    )
+
+# E-mail alerts go through Django's mail settings.
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1, maximum=65535)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured("Set at most one of EMAIL_USE_TLS and EMAIL_USE_SSL.")
+EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT", 10.0, minimum=0.1, maximum=300.0)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "scheduler@localhost")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+
+
 # --- Logging ----------------------------------------------------------------------------
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
 if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:

@@ -21,6 +21,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from jobs import engine
+from jobs.executors import SimulatedExecutor
 from jobs.models import Job, JobHistory, RunStatus
 from jobs.scheduler import Scheduler
 from jobs.tests.processes import RedisServer, huey_worker, scheduler, wait_until
@@ -52,7 +53,7 @@ def drain_and_check(jobs: list[Job], step: timedelta) -> int:
     after_lease = timezone.now() + timedelta(seconds=LEASE + 1)
     with override_settings(JOBS_LEASE_SECONDS=LEASE), time_machine.travel(after_lease, tick=True):
         engine.reap()
-        Scheduler(workers=2).run_once()
+        Scheduler(workers=4, executor=SimulatedExecutor(min_seconds=0, max_seconds=0)).run_once()
     leftovers = list(
         JobHistory.objects.filter(status__in=[RunStatus.PENDING, RunStatus.RUNNING]).values(
             "status", "worker", "scheduled_for", "not_before", "started_at", "heartbeat_at"
@@ -141,10 +142,9 @@ def test_chaos_with_huey_workers_over_redis_restarted_once():
     assert "Traceback" not in logs or "ConnectionError" in logs, logs
     total = drain_and_check(jobs, step)
     assert total >= 100 * 12
-    # The Huey workers really did the work (not only the final drain).
-    assert JobHistory.objects.filter(worker__contains="/Worker").exists() or (
-        JobHistory.objects.exclude(worker__contains="/w").exists()
-    )
+    # The Huey workers really did the work, not the final drain.
+    by_huey = JobHistory.objects.filter(worker__contains="/huey-").count()
+    assert by_huey > total * 0.8
 
 
 def test_after_all_schedulers_were_down_missed_occurrences_follow_the_misfire_policy():

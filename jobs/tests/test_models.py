@@ -149,3 +149,14 @@ def test_schedule_in_words():
     assert valid_job(interval=2, interval_unit="day").schedule_text == "every 2 days"
     once = valid_job(schedule_type="once", scheduled_at=NOW)
     assert once.schedule_text == "once at 1 Mar 2026 12:00"
+
+
+def test_a_job_loaded_with_only_some_fields_can_be_read_and_saved(make_job, clock):
+    job = make_job(interval=10, interval_unit="minute")
+    partial = Job.objects.only("id", "name").get(pk=job.pk)
+    assert partial.name == "backup"
+    partial.name = "renamed"
+    partial.save()
+    fresh = Job.objects.get(pk=job.pk)
+    assert fresh.name == "renamed"
+    assert fresh.next_run_at == job.next_run_at and fresh.anchor_at == job.anchor_at

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from jobs import alerts, conf, metrics
 from jobs.scheduler import DEFAULT_TICK, DEFAULT_WORKERS, Scheduler
 
 MAX_WORKERS = 256
@@ -32,6 +33,16 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise CommandError(f"--metrics-port must be a whole number, got {text!r}") from None
+    if not 1 <= value <= 65535:
+        raise CommandError(f"--metrics-port must be between 1 and 65535, got {value}")
+    return value
+
+
 class Command(BaseCommand):
     help = "Run due jobs on time: claims due runs, executes them in worker threads, reaps."
 
@@ -53,8 +64,31 @@ class Command(BaseCommand):
             default=DEFAULT_TICK,
             help=f"longest sleep between passes, in seconds (default {DEFAULT_TICK})",
         )
+        parser.add_argument(
+            "--metrics-port",
+            type=_port,
+            default=None,
+            help="serve this process's Prometheus metrics over HTTP on this port",
+        )
+        parser.add_argument(
+            "--metrics-address",
+            default="127.0.0.1",
+            help="address the metrics port listens on (default 127.0.0.1; 0.0.0.0 for all)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["metrics_port"] is not None:
+            try:
+                metrics.serve_scheduler_metrics(options["metrics_port"], options["metrics_address"])
+            except OSError as exc:
+                raise CommandError(f"cannot serve metrics: {exc}") from None
+        try:
+            self._run(options)
+        finally:
+            # Let alerts of the last runs go out (they are sent in background threads).
+            alerts.shutdown(timeout=conf.shutdown_grace())
+
+    def _run(self, options: dict[str, Any]) -> None:
         if options["once"]:
             # One pass, run to the end here: even with Huey configured, --once executes
             # in this process so that it returns when the work is done.

@@ -1,0 +1,384 @@
+"""Failure and recovery alerts: by webhook (POST JSON) and/or e-mail, per job.
+
+How an alert travels:
+
+1. engine.finish() and engine.reap() call `runs_finished()` inside their transaction,
+   before the jobs' last-run fields move. It costs one query per batch: the batch's
+   jobs that have alerts turned on, with their previous last_run_status. A failed run
+   of a job with notify_on_failure makes a *failure* notice; a successful run of a job
+   with notify_on_recovery whose previous run failed makes a *recovery* notice.
+2. The notices are handed to the process's Dispatcher when the transaction commits
+   (never for a rolled-back one). The dispatcher is a bounded queue served by a few
+   daemon threads (JOBS_ALERT_THREADS), so the scheduler loop and the workers never
+   wait for a network call.
+3. A thread delivers each notice on each of the job's channels, trying up to
+   JOBS_ALERT_ATTEMPTS times with exponential backoff (JOBS_ALERT_BACKOFF_SECONDS, then
+   double, ...), and records every attempt as a NotificationAttempt on the run.
+
+Every failed run alerts (also attempts that will be retried: the payload says which
+attempt it was); recovery alerts come once, on the first success after a failure.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import queue
+import threading
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import close_old_connections, connection, transaction
+
+from jobs import metrics
+from jobs.models import (
+    Job,
+    JobHistory,
+    NotificationAttempt,
+    NotificationChannel,
+    NotificationKind,
+    NotificationStatus,
+    RunStatus,
+)
+
+logger = logging.getLogger(__name__)
+
+LOG_TAIL_CHARS = 2000
+ERROR_MAX_CHARS = 1000
+QUEUE_SIZE = 10_000
+USER_AGENT = "django-job-scheduler-alerts/1"
+# Job ids per `IN (...)` query: well under SQLite's bound-parameter limit.
+_IDS_PER_QUERY = 500
+JOB_TABLE = Job._meta.db_table
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    run_key: str  # the run's id as 32 hex digits (the engine's "key")
+    job_key: str
+    kind: str  # NotificationKind
+
+
+# --- 1. deciding what to send (called by the engine) -------------------------------------
+
+_WATCHED_SQL = (
+    f"SELECT id, last_run_status, notify_on_failure, notify_on_recovery FROM {JOB_TABLE} "
+    f"WHERE (notify_on_failure OR notify_on_recovery) AND id IN "
+)
+
+
+def _key(value: uuid.UUID | str) -> str:
+    return value.hex if isinstance(value, uuid.UUID) else str(value)
+
+
+def runs_finished(
+    entries: Iterable[tuple[str | uuid.UUID, str | uuid.UUID, datetime, bool]],
+) -> None:
+    """Hook for engine.finish/reap: `entries` are (job key, run key, started_at, succeeded).
+
+    Call it inside the engine's transaction, before the jobs' last_run_status is
+    updated: recovery is "success after the job's previous run failed". Costs one
+    query per batch (by primary key) when no job of the batch has alerts.
+    """
+    entries = [(_key(job), _key(run), started_at, ok) for job, run, started_at, ok in entries]
+    if not entries:
+        return
+    job_keys = list({entry[0] for entry in entries})
+    watched: dict[str, tuple[str, bool, bool]] = {}
+    with connection.cursor() as cursor:
+        for start in range(0, len(job_keys), _IDS_PER_QUERY):
+            chunk = job_keys[start : start + _IDS_PER_QUERY]
+            cursor.execute(_WATCHED_SQL + f"({', '.join(['%s'] * len(chunk))})", chunk)
+            for raw_id, status, on_failure, on_recovery in cursor.fetchall():
+                watched[_key(raw_id)] = (status, bool(on_failure), bool(on_recovery))
+    if not watched:
+        return
+    previous = {job_key: values[0] for job_key, values in watched.items()}
+    notices: list[Notice] = []
+    mine = sorted((e for e in entries if e[0] in watched), key=lambda e: e[2])
+    for job_key, run_key, _started_at, succeeded in mine:
+        _, on_failure, on_recovery = watched[job_key]
+        if not succeeded and on_failure:
+            notices.append(Notice(run_key, job_key, NotificationKind.FAILURE))
+        elif succeeded and on_recovery and previous[job_key] == RunStatus.FAILED:
+            notices.append(Notice(run_key, job_key, NotificationKind.RECOVERY))
+        previous[job_key] = RunStatus.SUCCESS if succeeded else RunStatus.FAILED
+    if notices:
+        transaction.on_commit(partial(dispatch, notices))
+
+
+def dispatch(notices: Sequence[Notice]) -> None:
+    get_dispatcher().submit(notices)
+
+
+# --- 2. the background dispatcher --------------------------------------------------------
+
+_STOP = object()
+
+
+class Dispatcher:
+    """A bounded queue of notices and a few daemon threads delivering them."""
+
+    def __init__(self, threads: int | None = None, queue_size: int = QUEUE_SIZE) -> None:
+        self.threads = threads or int(settings.JOBS_ALERT_THREADS)
+        self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
+        self._stop = threading.Event()
+        self._idle = threading.Condition()
+        self._unfinished = 0
+        self._workers: list[threading.Thread] = []
+
+    def start(self) -> Dispatcher:
+        for index in range(self.threads):
+            thread = threading.Thread(target=self._loop, name=f"alerts-{index + 1}", daemon=True)
+            thread.start()
+            self._workers.append(thread)
+        return self
+
+    def submit(self, notices: Sequence[Notice]) -> None:
+        for notice in notices:
+            if self._stop.is_set():
+                logger.warning("alert for run %s not sent: shutting down", notice.run_key)
+                continue
+            with self._idle:
+                self._unfinished += 1
+            try:
+                self._queue.put_nowait(notice)
+            except queue.Full:
+                self._done()
+                metrics.count_alert("any", "dropped")
+                logger.warning("alert queue full; dropped the alert for run %s", notice.run_key)
+
+    def _done(self) -> None:
+        with self._idle:
+            self._unfinished -= 1
+            if self._unfinished <= 0:
+                self._idle.notify_all()
+
+    def _loop(self) -> None:
+        try:
+            while True:
+                notice = self._queue.get()
+                if notice is _STOP:
+                    return
+                try:
+                    close_old_connections()
+                    deliver(notice, wait=self._stop.wait)
+                except Exception:
+                    logger.exception("delivering the alert for run %s failed", notice.run_key)
+                finally:
+                    self._done()
+        finally:
+            connection.close()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until every submitted notice is delivered (True) or `timeout` passes."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._unfinished <= 0, timeout=timeout)
+
+    def shutdown(self, timeout: float) -> bool:
+        """Let queued alerts go out within `timeout`, then stop (cutting backoffs short)."""
+        delivered = self.wait_idle(timeout)
+        if not delivered:
+            logger.warning("alerts still queued after %.0f s; giving up on them", timeout)
+        self._stop.set()
+        for _ in self._workers:
+            self._queue.put(_STOP)
+        for thread in self._workers:
+            thread.join(timeout=5)
+        self._workers.clear()
+        return delivered
+
+
+class InlineDispatcher:
+    """Delivers in the caller's thread: for tests and one-off scripts."""
+
+    def __init__(self, wait: Callable[[float], Any] | None = None) -> None:
+        self.wait = wait
+
+    def submit(self, notices: Sequence[Notice]) -> None:
+        for notice in notices:
+            deliver(notice, wait=self.wait)
+
+    def shutdown(self, timeout: float) -> bool:
+        return True
+
+
+_dispatcher: Dispatcher | InlineDispatcher | None = None
+_dispatcher_lock = threading.Lock()
+
+
+def get_dispatcher() -> Dispatcher | InlineDispatcher:
+    """The process's dispatcher, started on first use (scheduler, Huey worker, ...)."""
+    global _dispatcher
+    with _dispatcher_lock:
+        if _dispatcher is None:
+            _dispatcher = Dispatcher().start()
+        return _dispatcher
+
+
+def use_dispatcher(
+    dispatcher: Dispatcher | InlineDispatcher | None,
+) -> Dispatcher | InlineDispatcher | None:
+    """Swap the process's dispatcher (tests); returns the previous one."""
+    global _dispatcher
+    with _dispatcher_lock:
+        previous, _dispatcher = _dispatcher, dispatcher
+    return previous
+
+
+def shutdown(timeout: float) -> bool:
+    """Flush and stop the dispatcher if this process started one."""
+    dispatcher = use_dispatcher(None)
+    return True if dispatcher is None else dispatcher.shutdown(timeout)
+
+
+# --- 3. delivering one notice ------------------------------------------------------------
+
+
+def deliver(notice: Notice, *, wait: Callable[[float], Any] | None = None) -> list[str]:
+    """Send `notice` on each channel of its job, retrying with backoff; record every try.
+
+    `wait(seconds)` sleeps between tries and returns true to give up (the dispatcher
+    passes its stop event's wait). Returns the outcome per channel ("sent"/"failed").
+    """
+    run = JobHistory.objects.select_related("job").filter(pk=notice.run_key).first()
+    if run is None:
+        return []  # deleted meanwhile, with its job
+    job = run.job
+    channels: list[tuple[str, str]] = []
+    if job.webhook_url:
+        channels.append((NotificationChannel.WEBHOOK, job.webhook_url))
+    if job.notify_email_list:
+        channels.append((NotificationChannel.EMAIL, ", ".join(job.notify_email_list)))
+    payload = build_payload(run, notice.kind)
+    attempts = int(settings.JOBS_ALERT_ATTEMPTS)
+    backoff = float(settings.JOBS_ALERT_BACKOFF_SECONDS)
+    wait = wait or threading.Event().wait
+    outcomes = []
+    for channel, target in channels:
+        outcome = NotificationStatus.FAILED
+        for attempt in range(1, attempts + 1):
+            if channel == NotificationChannel.WEBHOOK:
+                ok, code, error = post_webhook(target, payload)
+            else:
+                ok, code, error = send_email(job.notify_email_list, payload)
+            NotificationAttempt.objects.create(
+                run=run,
+                kind=notice.kind,
+                channel=channel,
+                target=target,
+                attempt=attempt,
+                status=NotificationStatus.SENT if ok else NotificationStatus.FAILED,
+                response_code=code,
+                error=error[:ERROR_MAX_CHARS],
+            )
+            if ok:
+                outcome = NotificationStatus.SENT
+                break
+            logger.warning(
+                "alert %s for run %s by %s, attempt %d/%d failed: %s",
+                notice.kind,
+                run.pk,
+                channel,
+                attempt,
+                attempts,
+                error,
+            )
+            if attempt < attempts and wait(backoff * 2 ** (attempt - 1)):
+                break  # shutting down
+        metrics.count_alert(channel, outcome)
+        outcomes.append(outcome)
+    return outcomes
+
+
+def dashboard_url(job: Job) -> str:
+    """The job's page: absolute with JOBS_BASE_URL set, else the path."""
+    return f"{settings.JOBS_BASE_URL}/jobs/{job.pk}/"
+
+
+def build_payload(run: JobHistory, kind: str) -> dict[str, Any]:
+    job = run.job
+    return {
+        "event": str(kind),
+        "job": {"id": str(job.pk), "name": job.name, "command": job.command},
+        "run": {
+            "id": str(run.pk),
+            "attempt": run.attempt,
+            "max_retries": job.max_retries,
+            "trigger": run.trigger,
+            "worker": run.worker,
+        },
+        "status": run.status,
+        "scheduled_for": run.scheduled_for,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "log_tail": run.log[-LOG_TAIL_CHARS:],
+        "dashboard_url": dashboard_url(job),
+    }
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    # A redirect would turn the POST into a GET (or resend it elsewhere): report it.
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_opener = urllib.request.build_opener(_NoRedirects)
+
+
+def post_webhook(url: str, payload: dict[str, Any]) -> tuple[bool, int | None, str]:
+    """POST the payload as JSON. Returns (delivered, HTTP status, error text)."""
+    body = json.dumps(payload, cls=DjangoJSONEncoder).encode()
+    request = urllib.request.Request(
+        url,
+        data=body,
+        method="POST",
+        headers={"Content-Type": "application/json", "User-Agent": USER_AGENT},
+    )
+    timeout = float(settings.JOBS_ALERT_TIMEOUT_SECONDS)
+    try:
+        with _opener.open(request, timeout=timeout) as response:
+            code = response.status
+    except urllib.error.HTTPError as exc:
+        return False, exc.code, f"HTTP {exc.code} {exc.reason}"
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        # Refused, timed out, DNS, TLS, a malformed answer...
+        return False, None, f"{type(exc).__name__}: {exc}"
+    if 200 <= code < 300:
+        return True, code, ""
+    return False, code, f"HTTP {code}"
+
+
+def send_email(recipients: list[str], payload: dict[str, Any]) -> tuple[bool, int | None, str]:
+    """Send the alert through Django's mail settings (EMAIL_*)."""
+    job, run = payload["job"], payload["run"]
+    verb = "failed" if payload["event"] == NotificationKind.FAILURE else "recovered"
+    subject = f"[scheduler] {job['name']} {verb}"
+    lines = [
+        f"Job: {job['name']} ({job['id']})",
+        f"Command: {job['command']}",
+        f"Status: {payload['status']} (attempt {run['attempt']}, retries {run['max_retries']})",
+        f"Scheduled for: {payload['scheduled_for']}",
+        f"Started: {payload['started_at']}",
+        f"Finished: {payload['finished_at']}",
+        f"Details: {payload['dashboard_url']}",
+        "",
+        "Log (last lines):",
+        payload["log_tail"],
+    ]
+    try:
+        send_mail(subject.replace("\n", " ")[:200], "\n".join(lines), None, recipients)
+    except Exception as exc:
+        # smtplib's errors, socket errors, a backend's own: all are a failed attempt.
+        return False, None, f"{type(exc).__name__}: {exc}"
+    return True, None, ""

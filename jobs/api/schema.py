@@ -1,0 +1,51 @@
+"""Make the OpenAPI schema honest about error answers.
+
+drf-spectacular documents only success responses. Every API operation can also answer
+401/403 (authentication and permissions); writes and those with query parameters 400
+(validation, or an action the job's state refuses, such as enabling a one-off job
+whose time has passed); those with an id in the path, a page or a cursor 404. Clients, and the
+schemathesis test, rely on the schema listing what the server really says.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_METHODS = {"get", "put", "patch", "post", "delete"}
+_ERROR = {"$ref": "#/components/schemas/Error"}
+
+
+def document_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    schemas["Error"] = {
+        "type": "object",
+        "description": (
+            'Either {"detail": "message"} or, for a 400, {"field": ["message", ...]} with '
+            '"non_field_errors" for messages about the whole object.'
+        ),
+        "additionalProperties": {},
+    }
+    for methods in result.get("paths", {}).values():
+        for method, operation in methods.items():
+            if method not in _METHODS:
+                continue
+            responses = operation.setdefault("responses", {})
+            params = operation.get("parameters", [])
+
+            def add(code: str, description: str, responses: dict = responses) -> None:
+                responses.setdefault(
+                    code,
+                    {
+                        "description": description,
+                        "content": {"application/json": {"schema": _ERROR}},
+                    },
+                )
+
+            add("401", "Not authenticated.")
+            add("403", "Not allowed: writes need a staff user.")
+            writes = method in ("post", "put", "patch")
+            if writes or any(p.get("in") == "query" for p in params):
+                add("400", "Invalid input: messages per field.")
+            if any(p.get("in") == "path" or p.get("name") in ("page", "cursor") for p in params):
+                add("404", "No such object, page or cursor.")
+    return result

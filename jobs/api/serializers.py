@@ -1,0 +1,186 @@
+"""Serializers of the API. Job validation is Job.full_clean(): the same rules as the forms
+and the admin, in one place (Job.clean), answered field by field."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from django.core.exceptions import NON_FIELD_ERRORS
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import serializers
+from rest_framework.settings import api_settings
+
+from jobs.models import (
+    Job,
+    JobHistory,
+    JobState,
+    NotificationAttempt,
+    RunStatus,
+    ScheduleType,
+)
+
+SEARCH_MAX_LENGTH = 200
+
+
+def field_errors(exc: DjangoValidationError) -> dict[str, list[str]] | list[str]:
+    """A Django ValidationError as DRF's {field: [messages]} (or a list of messages)."""
+    if not hasattr(exc, "error_dict"):
+        return list(exc.messages)
+    return {
+        (api_settings.NON_FIELD_ERRORS_KEY if field == NON_FIELD_ERRORS else field): messages
+        for field, messages in exc.message_dict.items()
+    }
+
+
+class JobSerializer(serializers.ModelSerializer):
+    state = serializers.ChoiceField(
+        choices=JobState.choices,
+        read_only=True,
+        help_text="waiting, running, succeeded or failed, from the latest run.",
+    )
+    schedule_text = serializers.CharField(
+        read_only=True, help_text='The schedule in words, e.g. "every 10 minutes".'
+    )
+    last_run_status = serializers.ChoiceField(
+        choices=RunStatus.choices,
+        allow_blank=True,
+        read_only=True,
+        help_text="Outcome of the latest run; empty before the first one finished.",
+    )
+
+    class Meta:
+        model = Job
+        fields = [
+            "id",
+            "name",
+            "description",
+            "command",
+            "schedule_type",
+            "scheduled_at",
+            "interval",
+            "interval_unit",
+            "misfire_policy",
+            "max_retries",
+            "retry_backoff_seconds",
+            "is_active",
+            "notify_on_failure",
+            "notify_on_recovery",
+            "webhook_url",
+            "notify_emails",
+            "state",
+            "schedule_text",
+            "last_run_at",
+            "last_run_status",
+            "next_run_at",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = [
+            "id",
+            "last_run_at",
+            "last_run_status",
+            "next_run_at",
+            "created_at",
+            "updated_at",
+        ]
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # Build the job as it would be saved and let the model judge it. A copy, so a
+        # rejected update leaves the loaded instance untouched.
+        job = copy.copy(self.instance) if self.instance is not None else Job()
+        for name, value in attrs.items():
+            setattr(job, name, value)
+        try:
+            job.full_clean()
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(field_errors(exc)) from None
+        return attrs
+
+
+class NotificationAttemptSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = NotificationAttempt
+        fields = [
+            "kind",
+            "channel",
+            "target",
+            "attempt",
+            "status",
+            "response_code",
+            "error",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+
+class RunSerializer(serializers.ModelSerializer):
+    job_name = serializers.CharField(read_only=True, source="job.name")
+    duration_seconds = serializers.SerializerMethodField()
+
+    class Meta:
+        model = JobHistory
+        fields = [
+            "id",
+            "job",
+            "job_name",
+            "scheduled_for",
+            "attempt",
+            "status",
+            "trigger",
+            "not_before",
+            "started_at",
+            "finished_at",
+            "duration_seconds",
+            "worker",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+    def get_duration_seconds(self, run: JobHistory) -> float | None:
+        duration = run.duration
+        return None if duration is None else duration.total_seconds()
+
+
+class RunDetailSerializer(RunSerializer):
+    notifications = NotificationAttemptSerializer(many=True, read_only=True)
+
+    class Meta(RunSerializer.Meta):
+        fields = [*RunSerializer.Meta.fields, "log", "notifications"]
+        read_only_fields = fields
+
+
+# --- query parameters: parsed by serializers so a bad value is a 400 at the field -------
+
+
+class JobFilterSerializer(serializers.Serializer):
+    is_active = serializers.BooleanField(
+        required=False, default=None, allow_null=True, help_text="Only active (or inactive) jobs."
+    )
+    schedule_type = serializers.ChoiceField(choices=ScheduleType.choices, required=False)
+    search = serializers.CharField(
+        required=False,
+        max_length=SEARCH_MAX_LENGTH,
+        help_text="Jobs whose name or command contains this text (any case).",
+    )
+
+
+class RunFilterSerializer(serializers.Serializer):
+    job = serializers.UUIDField(required=False, help_text="Runs of this job only.")
+    status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
+    scheduled_after = serializers.DateTimeField(
+        required=False, help_text="Runs scheduled for this time or later."
+    )
+    scheduled_before = serializers.DateTimeField(
+        required=False, help_text="Runs scheduled for before this time."
+    )
+    created_after = serializers.DateTimeField(
+        required=False, help_text="Runs created at this time or later."
+    )
+    created_before = serializers.DateTimeField(
+        required=False, help_text="Runs created before this time."
+    )
+
+
+class JobRunFilterSerializer(RunFilterSerializer):
+    job = None  # the job is in the path

@@ -1,0 +1,182 @@
+"""API views: short, and every state change goes through the engine or Job.full_clean()."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import Q, QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import exceptions, generics, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.pagination import CursorPagination, PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from jobs import engine
+from jobs.api.serializers import (
+    JobFilterSerializer,
+    JobRunFilterSerializer,
+    JobSerializer,
+    RunDetailSerializer,
+    RunFilterSerializer,
+    RunSerializer,
+    field_errors,
+)
+from jobs.models import Job, JobHistory
+
+PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF's handler, plus: a model ValidationError is a 400 with its field messages."""
+    if isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(field_errors(exc))
+    return drf_exception_handler(exc, context)
+
+
+class JobPagination(PageNumberPagination):
+    page_size = PAGE_SIZE
+    page_size_query_param = "page_size"
+    max_page_size = MAX_PAGE_SIZE
+
+
+class RunPagination(CursorPagination):
+    """Newest first, by cursor: a page costs one indexed range read, never a COUNT(*) of
+    the whole history. `-id` breaks ties between runs created in the same instant (a
+    claim creates its batch with one timestamp), so the order is total."""
+
+    ordering = ("-created_at", "-id")
+    page_size = PAGE_SIZE
+    page_size_query_param = "page_size"
+    max_page_size = MAX_PAGE_SIZE
+
+
+def _query(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
+    params = serializer_class(data=request.query_params)
+    params.is_valid(raise_exception=True)
+    return params.validated_data
+
+
+def _filter_runs(runs: QuerySet[JobHistory], params: dict[str, Any]) -> QuerySet[JobHistory]:
+    lookups = {
+        "job": "job_id",
+        "status": "status",
+        "scheduled_after": "scheduled_for__gte",
+        "scheduled_before": "scheduled_for__lt",
+        "created_after": "created_at__gte",
+        "created_before": "created_at__lt",
+    }
+    return runs.filter(
+        **{lookups[name]: value for name, value in params.items() if value is not None}
+    )
+
+
+def _runs() -> QuerySet[JobHistory]:
+    # The log can be long: only one run's page shows it.
+    return JobHistory.objects.select_related("job").defer("log")
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List jobs", parameters=[JobFilterSerializer]),
+    create=extend_schema(summary="Create a job"),
+    retrieve=extend_schema(summary="Read a job"),
+    update=extend_schema(summary="Replace a job"),
+    partial_update=extend_schema(summary="Change some fields of a job"),
+    destroy=extend_schema(summary="Delete a job and its runs"),
+)
+class JobViewSet(viewsets.ModelViewSet):
+    serializer_class = JobSerializer
+    pagination_class = JobPagination
+
+    def get_queryset(self) -> QuerySet[Job]:
+        # with_running() gives `state` without a query per job; id makes the order total.
+        return Job.objects.with_running().order_by("name", "id")
+
+    def filter_queryset(self, queryset: QuerySet[Job]) -> QuerySet[Job]:
+        if self.action != "list":
+            return queryset
+        params = _query(JobFilterSerializer, self.request)
+        if params.get("is_active") is not None:
+            queryset = queryset.filter(is_active=params["is_active"])
+        if params.get("schedule_type"):
+            queryset = queryset.filter(schedule_type=params["schedule_type"])
+        if params.get("search"):
+            text = params["search"]
+            queryset = queryset.filter(Q(name__icontains=text) | Q(command__icontains=text))
+        return queryset
+
+    @extend_schema(summary="Run a job now", request=None, responses={201: RunDetailSerializer})
+    @action(detail=True, methods=["post"])
+    def run(self, request: Request, pk: str | None = None) -> Response:
+        job = self.get_object()
+        run = engine.run_now(job)
+        url = reverse("api-run-detail", args=[run.pk], request=request)
+        return Response(
+            RunDetailSerializer(run).data, status=status.HTTP_201_CREATED, headers={"Location": url}
+        )
+
+    @extend_schema(summary="Enable a job", request=None, responses={200: JobSerializer})
+    @action(detail=True, methods=["post"])
+    def enable(self, request: Request, pk: str | None = None) -> Response:
+        return self._set_active(True)
+
+    @extend_schema(summary="Disable a job", request=None, responses={200: JobSerializer})
+    @action(detail=True, methods=["post"])
+    def disable(self, request: Request, pk: str | None = None) -> Response:
+        return self._set_active(False)
+
+    def _set_active(self, active: bool) -> Response:
+        job = self.get_object()
+        try:
+            engine.set_active(job, active)
+        except DjangoValidationError as exc:
+            # e.g. enabling a one-off job whose time has passed.
+            raise exceptions.ValidationError(field_errors(exc)) from None
+        return Response(self.get_serializer(job).data)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List runs, newest first", parameters=[RunFilterSerializer]),
+    retrieve=extend_schema(summary="Read a run with its log and alert attempts"),
+)
+class RunViewSet(viewsets.ReadOnlyModelViewSet):
+    pagination_class = RunPagination
+
+    def get_queryset(self) -> QuerySet[JobHistory]:
+        if self.action == "retrieve":
+            return JobHistory.objects.select_related("job").prefetch_related("notifications")
+        return _runs()
+
+    def get_serializer_class(self) -> type[serializers.Serializer]:
+        return RunDetailSerializer if self.action == "retrieve" else RunSerializer
+
+    def filter_queryset(self, queryset: QuerySet[JobHistory]) -> QuerySet[JobHistory]:
+        if self.action != "list":
+            return queryset
+        return _filter_runs(queryset, _query(RunFilterSerializer, self.request))
+
+
+@extend_schema(
+    summary="List a job's runs, newest first",
+    parameters=[
+        OpenApiParameter("job_pk", OpenApiTypes.UUID, OpenApiParameter.PATH),
+        JobRunFilterSerializer,
+    ],
+)
+class JobRunsView(generics.ListAPIView):
+    serializer_class = RunSerializer
+    pagination_class = RunPagination
+
+    def get_queryset(self) -> QuerySet[JobHistory]:
+        # 404 for an unknown or malformed id, not an empty list.
+        # (values_list: Job.from_db reads the schedule fields, which .only() would defer.)
+        job_id = generics.get_object_or_404(
+            Job.objects.values_list("pk", flat=True), pk=self.kwargs["job_pk"]
+        )
+        params = _query(JobRunFilterSerializer, self.request)
+        return _filter_runs(_runs().filter(job_id=job_id), params)

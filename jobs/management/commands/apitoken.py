@@ -1,0 +1,34 @@
+"""`python manage.py apitoken <username>`: print the user's API token, creating it if needed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from rest_framework.authtoken.models import Token
+
+
+class Command(BaseCommand):
+    help = "Print the API token of a user (created on first use). Use it as 'Token <key>'."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("username")
+        parser.add_argument(
+            "--reset",
+            action="store_true",
+            help="replace the user's token with a new one (the old one stops working)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        User = get_user_model()
+        try:
+            user = User.objects.get(**{User.USERNAME_FIELD: options["username"]})
+        except User.DoesNotExist:
+            raise CommandError(f"no user named {options['username']!r}") from None
+        if options["reset"]:
+            Token.objects.filter(user=user).delete()
+        token, _ = Token.objects.get_or_create(user=user)
+        if not user.is_staff:
+            self.stderr.write(f"note: {user} is not staff, so this token can only read.")
+        self.stdout.write(token.key)

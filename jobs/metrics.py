@@ -1,0 +1,400 @@
+"""Prometheus metrics: from the database for /metrics, in process for the scheduler.
+
+Two sources, kept apart on purpose (docs/metrics.md explains every metric):
+
+* `/metrics` on the web site is computed from the database at scrape time by
+  `DatabaseCollector`. Every web process answers the same, so it is safe behind any
+  number of them. Each scrape costs a handful of indexed queries: counts of pending and
+  running runs read their partial indexes, the due backlog reads the due-jobs index, and
+  the "recent" figures read only the runs that finished in the last
+  JOBS_METRICS_WINDOW_SECONDS (index on finished_at). Nothing counts the whole history.
+* `runscheduler --metrics-port N` serves the scheduler process's own counters and
+  histograms (runs it finished, claimed, reaped; alert deliveries), updated once per
+  batch by the hooks below. They cost nothing until the port is opened.
+
+The scheduler also upserts a SchedulerHeartbeat row every few seconds, which /metrics
+reports as the time the last scheduler was seen.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_not_required
+from django.db import DatabaseError, connection
+from django.db.models import Count, Max, Q
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+    start_http_server,
+)
+from prometheus_client.core import GaugeHistogramMetricFamily, GaugeMetricFamily, Metric
+
+from jobs import conf
+from jobs.models import FINISHED_STATUSES, Job, JobHistory, RunStatus, SchedulerHeartbeat
+
+if TYPE_CHECKING:
+    from jobs.engine import RunResult
+
+logger = logging.getLogger(__name__)
+
+DURATION_BUCKETS = (0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0)
+LAG_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
+# A scheduler upserts its heartbeat row at most this often.
+HEARTBEAT_EVERY_SECONDS = 5.0
+# Heartbeat rows of schedulers gone this long are deleted (a restart gets a new row).
+HEARTBEAT_KEEP = timedelta(days=7)
+
+
+def window() -> timedelta:
+    return timedelta(seconds=float(settings.JOBS_METRICS_WINDOW_SECONDS))
+
+
+# --- /metrics: computed from the database at scrape time --------------------------------
+
+
+@dataclass
+class _Histogram:
+    counts: list[int]  # per bucket, not cumulative; the last one is above every bound
+    total: float = 0.0
+
+    def add(self, bucket: int, count: int, total: float | None) -> None:
+        self.counts[bucket] += count
+        self.total += total or 0.0
+
+    def buckets(self, bounds: Sequence[float]) -> list[tuple[str, float]]:
+        running, out = 0, []
+        for bound, count in zip(bounds, self.counts, strict=False):
+            running += count
+            out.append((str(bound), float(running)))
+        out.append(("+Inf", float(sum(self.counts))))
+        return out
+
+
+@dataclass
+class _Recent:
+    by_status: dict[str, int] = field(default_factory=dict)
+    duration: _Histogram = field(
+        default_factory=lambda: _Histogram([0] * (len(DURATION_BUCKETS) + 1))
+    )
+    lag: _Histogram = field(default_factory=lambda: _Histogram([0] * (len(LAG_BUCKETS) + 1)))
+
+
+def _seconds_between(later: str, earlier: str) -> str:
+    """SQL for `later - earlier` in seconds, computed by the database itself.
+
+    (Django's portable duration arithmetic calls a Python function per row on SQLite,
+    which made a scrape over 50,000 recent runs take seconds.)
+    """
+    if connection.vendor == "sqlite":
+        return f"((julianday({later}) - julianday({earlier})) * 86400.0)"
+    return f"CAST(EXTRACT(EPOCH FROM ({later} - {earlier})) AS double precision)"
+
+
+def _bucket_sql(column: str, bounds: Sequence[float]) -> str:
+    whens = " ".join(f"WHEN {column} <= {bound!r} THEN {i}" for i, bound in enumerate(bounds))
+    return f"CASE WHEN {column} IS NULL THEN -1 {whens} ELSE {len(bounds)} END"
+
+
+def _recent_runs(since: datetime) -> _Recent:
+    """Counts by status and the duration and start-lag histograms of the runs that
+    finished since `since`: one pass over them, grouped into a few dozen rows."""
+    table = JobHistory._meta.db_table
+    sql = (
+        f"SELECT status, attempt = 1, {_bucket_sql('d', DURATION_BUCKETS)}, "
+        f"{_bucket_sql('l', LAG_BUCKETS)}, COUNT(*), SUM(d), SUM(l) FROM ("
+        f"SELECT status, attempt, {_seconds_between('finished_at', 'started_at')} AS d, "
+        f"{_seconds_between('started_at', 'scheduled_for')} AS l "
+        f"FROM {table} WHERE finished_at >= %s) recent GROUP BY 1, 2, 3, 4"
+    )
+    since_param = JobHistory._meta.get_field("finished_at").get_db_prep_value(
+        since, connection, prepared=False
+    )
+    recent = _Recent()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [since_param])
+        rows = cursor.fetchall()
+    for status, first, d_bucket, l_bucket, count, d_sum, l_sum in rows:
+        recent.by_status[status] = recent.by_status.get(status, 0) + count
+        if d_bucket >= 0:
+            recent.duration.add(d_bucket, count, d_sum)
+        # Retries are left out of the lag: their wait is the backoff, by design.
+        if first and l_bucket >= 0:
+            recent.lag.add(l_bucket, count, max(l_sum or 0.0, 0.0))
+    return recent
+
+
+class DatabaseCollector:
+    """Collects the scheduler's figures from the database (see the module docstring)."""
+
+    def collect(self) -> list[Metric]:
+        now = timezone.now()
+        since = now - window()
+        metrics: list[Metric] = []
+
+        def gauge(name: str, doc: str, value: float) -> None:
+            metrics.append(GaugeMetricFamily(name, doc, value=value))
+
+        # Partial indexes jobs_run_pending_ready and jobs_run_running_heartbeat: they
+        # cost in proportion to the rows counted, not to the history.
+        gauge(
+            "jobs_runs_pending",
+            "Runs waiting to start, including retries waiting out their backoff.",
+            JobHistory.objects.filter(status=RunStatus.PENDING).count(),
+        )
+        gauge(
+            "jobs_runs_running",
+            "Runs being executed now.",
+            JobHistory.objects.filter(status=RunStatus.RUNNING).count(),
+        )
+        # Index jobs_job_due: costs in proportion to the backlog, not to all jobs.
+        due = Job.objects.due(now)
+        gauge(
+            "jobs_due_backlog",
+            "Active jobs whose next run time has come but no scheduler has claimed yet.",
+            due.count(),
+        )
+        oldest = Job.objects.next_due_at()
+        gauge(
+            "jobs_due_backlog_oldest_seconds",
+            "How long the most overdue job has been waiting to be claimed (0 when none).",
+            max(0.0, (now - oldest).total_seconds()) if oldest and oldest <= now else 0.0,
+        )
+
+        # Runs finished in the window, in one pass (index jobs_run_finished).
+        recent = _recent_runs(since)
+        finished = GaugeMetricFamily(
+            "jobs_runs_finished_recent",
+            "Runs that finished in the last JOBS_METRICS_WINDOW_SECONDS, by final status.",
+            labels=["status"],
+        )
+        for status in FINISHED_STATUSES:
+            finished.add_metric([status.value], recent.by_status.get(status.value, 0))
+        metrics.append(finished)
+        metrics.append(
+            GaugeHistogramMetricFamily(
+                "jobs_run_duration_recent_seconds",
+                "Run time (finished_at - started_at) of the runs that finished in the window.",
+                buckets=recent.duration.buckets(DURATION_BUCKETS),
+                gsum_value=recent.duration.total,
+            )
+        )
+        metrics.append(
+            GaugeHistogramMetricFamily(
+                "jobs_run_start_lag_recent_seconds",
+                "Start lag (started_at - scheduled_for) of first attempts that finished in "
+                "the window; retries are left out, their wait is the backoff.",
+                buckets=recent.lag.buckets(LAG_BUCKETS),
+                gsum_value=recent.lag.total,
+            )
+        )
+        gauge(
+            "jobs_metrics_window_seconds",
+            "The window of the *_recent metrics (JOBS_METRICS_WINDOW_SECONDS).",
+            window().total_seconds(),
+        )
+
+        # Index jobs_scheduler_seen.
+        beats = SchedulerHeartbeat.objects.aggregate(
+            latest=Max("seen_at"),
+            alive=Count("pk", filter=Q(seen_at__gte=now - _alive_within())),
+        )
+        if beats["latest"] is not None:
+            gauge(
+                "jobs_scheduler_last_seen_timestamp_seconds",
+                "Unix time of the latest heartbeat of any scheduler process.",
+                beats["latest"].timestamp(),
+            )
+        gauge(
+            "jobs_schedulers_alive",
+            "Scheduler processes whose heartbeat is recent (within the run lease).",
+            beats["alive"],
+        )
+        return metrics
+
+
+def _alive_within() -> timedelta:
+    return max(conf.lease(), timedelta(seconds=3 * HEARTBEAT_EVERY_SECONDS))
+
+
+DATABASE_REGISTRY = CollectorRegistry(auto_describe=False)
+DATABASE_REGISTRY.register(DatabaseCollector())
+
+
+def _authorized(request: HttpRequest) -> bool:
+    token = settings.METRICS_TOKEN
+    if not token:
+        return True
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip(), token)
+
+
+@login_not_required  # scrapers have no session; METRICS_TOKEN protects it when set
+@require_GET
+@never_cache
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    """Prometheus text format. Open unless METRICS_TOKEN is set (then a bearer token)."""
+    if not _authorized(request):
+        response = HttpResponse(
+            "A bearer token is needed.\n", status=401, content_type="text/plain"
+        )
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return response
+    try:
+        body = generate_latest(DATABASE_REGISTRY)
+    except DatabaseError:
+        logger.exception("metrics: the database did not answer")
+        return HttpResponse("The database did not answer.\n", status=503, content_type="text/plain")
+    return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)
+
+
+# --- the scheduler process: in-process figures -------------------------------------------
+
+SCHEDULER_REGISTRY = CollectorRegistry()
+ProcessCollector(registry=SCHEDULER_REGISTRY)
+
+RUNS_FINISHED = Counter(
+    "jobs_scheduler_runs_finished_total",
+    "Runs this process executed and recorded, by final status.",
+    ["status"],
+    registry=SCHEDULER_REGISTRY,
+)
+RUN_DURATION = Histogram(
+    "jobs_scheduler_run_duration_seconds",
+    "Run time of the runs this process executed.",
+    buckets=DURATION_BUCKETS,
+    registry=SCHEDULER_REGISTRY,
+)
+RUN_START_LAG = Histogram(
+    "jobs_scheduler_run_start_lag_seconds",
+    "started_at - scheduled_for of the first attempts this process executed.",
+    buckets=LAG_BUCKETS,
+    registry=SCHEDULER_REGISTRY,
+)
+RUNS_CLAIMED = Counter(
+    "jobs_scheduler_runs_claimed_total",
+    "Runs this process created by claiming due jobs.",
+    registry=SCHEDULER_REGISTRY,
+)
+RUNS_REAPED = Counter(
+    "jobs_scheduler_runs_reaped_total",
+    "Runs of dead workers this process marked failed.",
+    registry=SCHEDULER_REGISTRY,
+)
+ALERTS = Counter(
+    "jobs_scheduler_alerts_total",
+    "Alert deliveries by channel and outcome (sent, failed after every attempt, dropped).",
+    ["channel", "outcome"],
+    registry=SCHEDULER_REGISTRY,
+)
+_SUCCEEDED = RUNS_FINISHED.labels(status=RunStatus.SUCCESS.value)
+_FAILED = RUNS_FINISHED.labels(status=RunStatus.FAILED.value)
+
+_enabled = False
+
+
+def scheduler_metrics_enabled() -> bool:
+    return _enabled
+
+
+def enable_scheduler_metrics(enabled: bool = True) -> None:
+    """Start (or stop) updating the in-process metrics, without serving them."""
+    global _enabled
+    _enabled = enabled
+
+
+def serve_scheduler_metrics(port: int, address: str = "127.0.0.1") -> Any:
+    """`runscheduler --metrics-port`: serve SCHEDULER_REGISTRY over HTTP in a daemon
+    thread. Returns the server (its shutdown() stops it)."""
+    server, _thread = start_http_server(port, addr=address, registry=SCHEDULER_REGISTRY)
+    enable_scheduler_metrics()
+    return server
+
+
+def observe_results(results: Sequence[RunResult]) -> None:
+    """Hook after engine.finish() in the worker: one batch of finished runs."""
+    if not _enabled or not results:
+        return
+    succeeded = 0
+    for result in results:
+        succeeded += result.succeeded
+        RUN_DURATION.observe((result.finished_at - result.started_at).total_seconds())
+        if result.ticket.attempt == 1:
+            lag = (result.started_at - result.ticket.scheduled_for).total_seconds()
+            RUN_START_LAG.observe(max(lag, 0.0))
+    if succeeded:
+        _SUCCEEDED.inc(succeeded)
+    if len(results) > succeeded:
+        _FAILED.inc(len(results) - succeeded)
+
+
+def observe_pass(claimed: int, reaped: int) -> None:
+    """Hook at the end of a scheduler pass."""
+    if not _enabled:
+        return
+    if claimed:
+        RUNS_CLAIMED.inc(claimed)
+    if reaped:
+        RUNS_REAPED.inc(reaped)
+
+
+def count_alert(channel: str, outcome: str) -> None:
+    ALERTS.labels(channel=channel, outcome=outcome).inc()
+
+
+# --- scheduler heartbeats ----------------------------------------------------------------
+
+_beats: dict[str, float] = {}
+_beats_lock = threading.Lock()
+
+
+def scheduler_alive(name: str, *, every: float = HEARTBEAT_EVERY_SECONDS) -> bool:
+    """Hook at the start of a scheduler pass: upsert this scheduler's heartbeat row, at
+    most once per `every` seconds. Returns whether it wrote. Never raises on a database
+    error: the pass that follows meets the same error and handles it."""
+    clock = time.monotonic()
+    with _beats_lock:
+        last = _beats.get(name)
+        if last is not None and clock - last < every:
+            return False
+        _beats[name] = clock
+    now = timezone.now()
+    try:
+        SchedulerHeartbeat.objects.bulk_create(
+            [
+                SchedulerHeartbeat(
+                    name=name,
+                    pid=os.getpid(),
+                    host=socket.gethostname()[:255],
+                    started_at=now,
+                    seen_at=now,
+                )
+            ],
+            update_conflicts=True,
+            unique_fields=["name"],
+            update_fields=["pid", "host", "seen_at"],
+        )
+        if last is None:
+            SchedulerHeartbeat.objects.filter(seen_at__lt=now - HEARTBEAT_KEEP).delete()
+    except DatabaseError:
+        logger.warning("could not record the heartbeat of scheduler %s", name, exc_info=True)
+        return False
+    return True
