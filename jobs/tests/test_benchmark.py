@@ -150,6 +150,7 @@ def test_every_scenario_runs_on_a_tiny_size_and_reports_every_field(capfd):
     pages = results["pages"]
     assert pages["runs"] == 200
     assert {"page", "median_ms", "p90_ms", "cpu_ms", "queries"} <= set(pages["pages"][0])
+    assert all(row["queries"] > 0 for row in pages["pages"])
     # The progress went to stderr, the figures alone to stdout.
     assert "burst: creating 40 jobs" in capfd.readouterr().err
 
