@@ -186,12 +186,38 @@ def cpu_seconds() -> float:
     return times.user + times.system
 
 
+_sqlite_library: Any = None
+
+
+def sqlite_memory_mb() -> float | None:
+    """Memory SQLite's allocator holds in this process (its page caches, mostly), from
+    sqlite3_memory_used() through ctypes; None where the library cannot be read (or is
+    not the one Python's sqlite3 module uses, which then reports nothing)."""
+    global _sqlite_library
+    if connection.vendor != "sqlite":
+        return None
+    try:
+        if _sqlite_library is None:
+            import ctypes
+            import ctypes.util
+
+            _sqlite_library = ctypes.CDLL(ctypes.util.find_library("sqlite3"))
+            _sqlite_library.sqlite3_memory_used.restype = ctypes.c_int64
+        used = _sqlite_library.sqlite3_memory_used()
+    except (OSError, AttributeError, TypeError):
+        return None
+    return round(used / 2**20, 1) if used > 0 else None
+
+
 class RssSampler:
-    """Samples resident memory every `every` seconds in a thread of its own."""
+    """Samples resident memory (and SQLite's share of it) every `every` seconds in a
+    thread of its own, into arrays: the sampling itself hardly takes memory."""
 
     def __init__(self, every: float = 0.25) -> None:
         self.every = every
-        self.samples: list[tuple[float, float]] = []  # (time.monotonic(), MB)
+        self.times = array("d")  # time.monotonic()
+        self.rss = array("d")  # MB
+        self.sqlite = array("d")  # MB, or -1 when unknown
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="rss-sampler", daemon=True)
 
@@ -202,21 +228,36 @@ class RssSampler:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+        self._sample()
+
+    def _sample(self) -> None:
         value = rss_mb()
         if value is not None:
-            self.samples.append((time.monotonic(), value))
+            self.times.append(time.monotonic())
+            self.rss.append(value)
+            sqlite = sqlite_memory_mb()
+            self.sqlite.append(-1.0 if sqlite is None else sqlite)
 
     def _loop(self) -> None:
         while True:
-            value = rss_mb()
-            if value is not None:
-                self.samples.append((time.monotonic(), value))
+            self._sample()
             if self._stop.wait(self.every):
                 return
 
     def max_between(self, start: float, end: float) -> float | None:
-        values = [mb for at, mb in self.samples if start <= at <= end]
+        values = [mb for at, mb in zip(self.times, self.rss, strict=True) if start <= at <= end]
         return max(values) if values else None
+
+    def series(self, start: float, end: float, points: int = 20) -> list[tuple[float, float]]:
+        """About `points` (RSS, SQLite) samples evenly spread over [start, end]."""
+        every = max((end - start) / points, self.every)
+        out: list[tuple[float, float]] = []
+        next_at = start
+        for at, rss, sqlite in zip(self.times, self.rss, self.sqlite, strict=True):
+            if start <= at <= end and at >= next_at:
+                out.append((rss, sqlite))
+                next_at = at + every
+        return out
 
 
 # --- inserting data fast -----------------------------------------------------------------
@@ -717,6 +758,7 @@ def steady(
             time.sleep(min(0.2, max(0.0, start_clock - time.monotonic())))
         cpu_start = cpu_seconds()
         rss_start = rss_mb()
+        sqlite_start = sqlite_memory_mb()
         if trace_memory:
             import tracemalloc
 
@@ -730,6 +772,7 @@ def steady(
             time.sleep(min(0.2, max(0.0, end_clock - time.monotonic())))
         cpu = cpu_seconds() - cpu_start
         rss_end = rss_mb()
+        sqlite_end = sqlite_memory_mb()
         if trace is not None:
             _report_growth(trace, progress)
         # Runs of the last instants of the window may still be on their way.
@@ -738,13 +781,7 @@ def steady(
         thread.join(timeout=60)
     progress.end()
     history_rows = JobHistory.objects.count()
-    series_every = max(1.0, seconds / 20)
-    series = []
-    next_at = start_clock
-    for moment, mb in sampler.samples:
-        if start_clock <= moment <= end_clock and moment >= next_at:
-            series.append(mb)
-            next_at = moment + series_every
+    series = sampler.series(start_clock, end_clock)
     pruner = background.pruner
     return {
         "target_rate": round(exact_rate, 1),
@@ -764,7 +801,11 @@ def steady(
         "rss_1min_mb": rss_1min,
         "rss_end_mb": rss_end,
         "rss_max_mb": sampler.max_between(start_clock, end_clock),
-        "rss_series_mb": series,
+        "rss_series_mb": [rss for rss, _ in series],
+        # What SQLite's allocator holds (page caches of the connections), within the RSS.
+        "sqlite_memory_start_mb": sqlite_start,
+        "sqlite_memory_end_mb": sqlite_end,
+        "sqlite_memory_series_mb": [sqlite for _, sqlite in series if sqlite >= 0],
         "keep_per_job": retention.Policy.from_settings().keep_per_job,
         "history_rows_end": history_rows,
         "pruned_runs": pruner.stats.deleted if pruner else 0,

@@ -341,6 +341,8 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:,.3f}".rstrip("0").rstrip(".") if abs(value) < 10 else f"{value:,.1f}"
     if isinstance(value, list) and all(isinstance(v, int | float) for v in value):
+        if len(value) > 4:  # a series: its ends (--json has every value)
+            return f"{value[0]:g} .. {value[-1]:g} ({len(value)} samples)"
         return " ".join(f"{v:g}" for v in value)
     return str(value)
 
