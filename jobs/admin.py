@@ -7,8 +7,8 @@ through the ModelForm, never a copy of its rules.
 The run table grows without bound, so its pages avoid anything that scales with it:
 no full COUNT(*) (a capped count instead), no facet counts, sorting only the newest-first
 way the indexes serve, a search that finds the jobs first, and a date hierarchy built
-from two index look-ups (jobs/templatetags/jobs_admin.py). benchmarks/admin_pages.py
-measures the lists with 10,000 jobs and 1,000,000 runs.
+from two index look-ups (jobs/templatetags/jobs_admin.py). `manage.py benchmark
+--scenario pages` measures the lists with 10,000 jobs and 1,000,000 runs.
 """
 
 from __future__ import annotations

@@ -39,6 +39,22 @@ def redispatch_after() -> timedelta:
     return timedelta(seconds=float(settings.JOBS_REDISPATCH_SECONDS))
 
 
+def history_keep_per_job() -> int:
+    """Each job keeps its newest this many runs; 0: no limit."""
+    return int(settings.JOBS_HISTORY_KEEP_PER_JOB)
+
+
+def history_max_age() -> timedelta | None:
+    """Runs older than this are deleted; None: no limit."""
+    days = float(settings.JOBS_HISTORY_MAX_AGE_DAYS)
+    return timedelta(days=days) if days > 0 else None
+
+
+def prune_interval() -> float:
+    """Seconds between the scheduler's pruning rounds; 0: the scheduler does not prune."""
+    return float(settings.JOBS_PRUNE_INTERVAL_SECONDS)
+
+
 def executor_path() -> str:
     return str(settings.JOBS_EXECUTOR)
 

@@ -22,7 +22,7 @@ from datetime import datetime
 from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
-from jobs import conf, engine, metrics
+from jobs import conf, engine, metrics, retention
 from jobs.engine import RunTicket
 from jobs.executors import ExecutionContext, Executor, load_executor
 from jobs.worker import Heartbeater, process_name, run_batch
@@ -254,6 +254,9 @@ class Scheduler:
                 close_old_connections()
                 try:
                     self.run_pass()
+                    # Bounded history: a slice of a few ms of pruning when one is due
+                    # (jobs/retention.py); it never raises, so it never stops the loop.
+                    retention.prune_when_due()
                     wait = self._seconds_until_next_work()
                     self._errors = 0
                 except DatabaseError:

@@ -1,88 +1,397 @@
 """`python manage.py benchmark`: measure the scheduler in a throwaway database.
 
-The parent process makes a fresh database (a temporary SQLite file, or a new database
-on the PostgreSQL server DATABASE_URL names), runs the scenario in a child process
-pointed at it, prints the figures and drops the database.
+For every scenario (and every size asked for) the parent process makes a fresh database,
+a temporary SQLite file or a new database `bench_<random>` on the PostgreSQL server
+DATABASE_URL names, runs the scenario in a child process pointed at it (so each starts
+from a clean process: memory figures mean something), and drops the database at the end,
+whatever happened. Progress goes to stderr, the figures to stdout as tables or `--json`.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError, connection
 
-SCENARIOS = ("burst",)
+SCENARIOS = ("burst", "steady", "scale", "pages")
+
+
+def _sizes(text: str) -> list[int]:
+    """`10000` or `1000,10000,100000` (underscores allowed)."""
+    try:
+        values = [int(part.replace("_", "")) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise CommandError(f"expected whole numbers separated by commas, got {text!r}") from None
+    if not values:
+        raise CommandError("expected at least one number")
+    return values
 
 
 class Command(BaseCommand):
-    help = "Benchmark the scheduler in a throwaway database and print a table (or JSON)."
+    help = (
+        "Benchmark the scheduler in a throwaway database (SQLite, or a new database on the "
+        "PostgreSQL server DATABASE_URL names) and print tables or JSON."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--scenario", choices=SCENARIOS, default="burst")
-        parser.add_argument("--jobs", type=int, default=10_000)
-        parser.add_argument("--workers", type=int, default=4)
-        parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-        parser.add_argument("--in-child", action="store_true", help="(internal)")
+        parser.add_argument("--scenario", choices=(*SCENARIOS, "all"), default="burst")
+        parser.add_argument("--workers", type=int, default=4, help="worker threads (default 4)")
+        parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+        group = parser.add_argument_group("burst")
+        group.add_argument(
+            "--jobs", type=_sizes, default=[10_000], help="jobs due at once, e.g. 1000,10000"
+        )
+        group = parser.add_argument_group("steady")
+        group.add_argument("--rate", type=_sizes, default=[100], help="runs/s, e.g. 100,1000")
+        group.add_argument("--seconds", type=float, default=30.0, help="measured time (30)")
+        group.add_argument(
+            "--warmup", type=float, default=None, help="seconds before measuring (10%%, 1-10)"
+        )
+        group.add_argument(
+            "--keep-per-job",
+            type=int,
+            default=None,
+            help="JOBS_HISTORY_KEEP_PER_JOB during the run (default: the setting)",
+        )
+        group.add_argument(
+            "--tracemalloc",
+            action="store_true",
+            help="print where memory grew during the measured window (slows the run)",
+        )
+        group = parser.add_argument_group("scale")
+        group.add_argument(
+            "--scale-jobs",
+            type=int,
+            default=1_000_000,
+            help="defined jobs (1,000,000); also measured with a tenth",
+        )
+        group = parser.add_argument_group("pages")
+        group.add_argument("--pages-jobs", type=int, default=10_000, help="jobs (10,000)")
+        group.add_argument("--runs", type=int, default=1_000_000, help="runs (1,000,000)")
+        group.add_argument("--days", type=float, default=10.0, help="runs spread over (10)")
+        group.add_argument("--repeat", type=int, default=20, help="requests per page (20)")
+        group.add_argument(
+            "--db-file",
+            type=Path,
+            default=None,
+            help="SQLite file to build once and keep, instead of a throwaway database",
+        )
+        parser.add_argument(
+            "--py-spy",
+            type=Path,
+            default=None,
+            metavar="FILE",
+            help="profile each scenario's process with py-spy (pip install py-spy) into "
+            "FILE (raw collapsed stacks; FILE-2, FILE-3... for further scenarios)",
+        )
+        parser.add_argument("--child", default=None, help="(internal) run one scenario here")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["jobs"] < 1 or options["jobs"] > 1_000_000:
-            raise CommandError("--jobs must be between 1 and 1,000,000")
-        if options["workers"] < 1 or options["workers"] > 256:
-            raise CommandError("--workers must be between 1 and 256")
-        if options["in_child"]:
-            self._run_scenario(options)
+        if options["child"]:
+            self._child(json.loads(options["child"]))
             return
-        result = self._run_in_throwaway_database(options)
-        if options["json"]:
-            self.stdout.write(json.dumps(result, indent=2))
-        else:
-            width = max(len(key) for key in result)
-            for key, value in result.items():
-                self.stdout.write(f"{key:<{width}}  {value}")
+        plan = self._plan(options)
+        from jobs import benchmarking
 
-    def _run_scenario(self, options: dict[str, Any]) -> None:
+        machine = benchmarking.machine_info()
+        machine["database"] = connection.vendor
+        results = []
+        for index, spec in enumerate(plan, start=1):
+            self.stderr.write(f"== {index}/{len(plan)}: {_describe(spec)} ==")
+            profile = options["py_spy"]
+            if profile is not None and index > 1:
+                profile = profile.with_name(f"{profile.stem}-{index}{profile.suffix}")
+            results.append(self._run(spec, options["db_file"], profile))
+        machine["load_average_end"] = benchmarking.load_average()
+        if results:
+            machine["database_version"] = results[0].pop("database_version", None)
+            for result in results[1:]:
+                result.pop("database_version", None)
+        report = {"machine": machine, "results": results}
+        if options["json"]:
+            self.stdout.write(json.dumps(report, indent=2))
+        else:
+            self.stdout.write(format_report(report))
+
+    # --- what to run ----------------------------------------------------------------
+
+    def _plan(self, options: dict[str, Any]) -> list[dict[str, Any]]:
+        def check(name: str, values: list[float], low: float, high: float) -> None:
+            for value in values:
+                if not low <= value <= high:
+                    raise CommandError(f"--{name} must be between {low:,g} and {high:,g}")
+
+        check("workers", [options["workers"]], 1, 256)
+        check("jobs", options["jobs"], 1, 1_000_000)
+        check("rate", options["rate"], 1, 100_000)
+        check("seconds", [options["seconds"]], 0.5, 86_400)
+        if options["warmup"] is not None:
+            check("warmup", [options["warmup"]], 0, 3600)
+        if options["keep_per_job"] is not None:
+            check("keep-per-job", [options["keep_per_job"]], 0, 10_000_000)
+        check("scale-jobs", [options["scale_jobs"]], 10, 10_000_000)
+        check("pages-jobs", [options["pages_jobs"]], 20, 1_000_000)
+        check("runs", [options["runs"]], 0, 10_000_000)
+        check("days", [options["days"]], 0.01, 3650)
+        check("repeat", [options["repeat"]], 1, 1000)
+        if options["db_file"] and connection.vendor != "sqlite":
+            raise CommandError("--db-file is for SQLite")
+        workers = options["workers"]
+        scenarios = SCENARIOS if options["scenario"] == "all" else (options["scenario"],)
+        plan: list[dict[str, Any]] = []
+        for scenario in scenarios:
+            if scenario == "burst":
+                plan += [
+                    {"scenario": "burst", "jobs": jobs, "workers": workers}
+                    for jobs in options["jobs"]
+                ]
+            elif scenario == "steady":
+                plan += [
+                    {
+                        "scenario": "steady",
+                        "rate": rate,
+                        "seconds": options["seconds"],
+                        "warmup": options["warmup"],
+                        "workers": workers,
+                        "keep_per_job": options["keep_per_job"],
+                        "trace_memory": options["tracemalloc"],
+                    }
+                    for rate in options["rate"]
+                ]
+            elif scenario == "scale":
+                plan.append(
+                    {"scenario": "scale", "jobs": options["scale_jobs"], "workers": workers}
+                )
+            else:
+                plan.append(
+                    {
+                        "scenario": "pages",
+                        "jobs": options["pages_jobs"],
+                        "runs": options["runs"],
+                        "days": options["days"],
+                        "repeat": options["repeat"],
+                        "reuse": options["db_file"] is not None,
+                    }
+                )
+        return plan
+
+    # --- the child: one scenario in this process ------------------------------------
+
+    def _child(self, spec: dict[str, Any]) -> None:
         from jobs import benchmarking
 
         call_command("migrate", verbosity=0)
-
-        def progress(message: str) -> None:
-            self.stderr.write(message)
-
-        if options["scenario"] == "burst":
-            result = benchmarking.burst(options["jobs"], options["workers"], progress)
+        progress = benchmarking.Progress(sys.stderr)
+        load_before = benchmarking.load_average()
+        scenario = spec.pop("scenario")
+        if scenario == "burst":
+            result = benchmarking.burst(spec["jobs"], spec["workers"], progress)
+        elif scenario == "steady":
+            result = benchmarking.steady(
+                spec["rate"],
+                spec["seconds"],
+                spec["workers"],
+                progress,
+                warmup=spec["warmup"],
+                keep_per_job=spec["keep_per_job"],
+                trace_memory=spec["trace_memory"],
+            )
+        elif scenario == "scale":
+            result = benchmarking.scale(spec["jobs"], spec["workers"], progress)
+        elif scenario == "pages":
+            result = benchmarking.pages(
+                spec["jobs"],
+                spec["runs"],
+                progress,
+                days=spec["days"],
+                repeat=spec["repeat"],
+                reuse=spec["reuse"],
+                prune=not spec["reuse"],
+            )
+        else:
+            raise CommandError(f"unknown scenario {scenario!r}")
+        progress.end()
+        result = {
+            "scenario": scenario,
+            **result,
+            "load_average_before": load_before,
+            "load_average_after": benchmarking.load_average(),
+            "database_version": benchmarking.database_version(),
+        }
         self.stdout.write("RESULT " + json.dumps(result))
 
-    def _run_in_throwaway_database(self, options: dict[str, Any]) -> dict[str, Any]:
-        engine = settings.DATABASES["default"]["ENGINE"]
-        if not engine.endswith("sqlite3"):
-            raise CommandError("only SQLite is supported by this benchmark so far")
-        with tempfile.TemporaryDirectory(prefix="jobs-bench-") as folder:
-            url = f"sqlite:///{Path(folder) / 'bench.sqlite3'}"
-            env = {**os.environ, "DATABASE_URL": url, "LOG_LEVEL": "WARNING"}
+    # --- the parent: a database and a process per scenario --------------------------
+
+    def _run(
+        self, spec: dict[str, Any], db_file: Path | None, profile: Path | None
+    ) -> dict[str, Any]:
+        began = time.perf_counter()
+        with throwaway_database(db_file if spec["scenario"] == "pages" else None) as url:
+            env = {
+                **os.environ,
+                "DATABASE_URL": url,
+                "LOG_LEVEL": "WARNING",
+                # Debug mode would keep every query in memory.
+                "DEBUG": "false",
+                "ALLOWED_HOSTS": "testserver,localhost",
+                "PYTHONUNBUFFERED": "1",
+            }
             env.setdefault("SECRET_KEY", "benchmark-only")
             command = [
                 sys.executable,
                 str(Path(settings.BASE_DIR) / "manage.py"),
                 "benchmark",
-                "--in-child",
-                "--scenario",
-                options["scenario"],
-                "--jobs",
-                str(options["jobs"]),
-                "--workers",
-                str(options["workers"]),
+                "--child",
+                json.dumps(spec),
             ]
-            done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-            self.stderr.write(done.stderr)
-            if done.returncode != 0:
-                raise CommandError(f"the benchmark failed (exit {done.returncode})")
-            line = next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))
-            return json.loads(line.removeprefix("RESULT "))
+            if profile is not None:
+                py_spy = shutil.which("py-spy")
+                if py_spy is None:
+                    raise CommandError("--py-spy needs py-spy: pip install py-spy")
+                # Raw collapsed stacks, every thread, idle ones left out.
+                command = [py_spy, "record", "--format", "raw", "--output", str(profile),
+                           "--rate", "200", "--", *command]  # fmt: skip
+            # stderr (the progress bar) goes straight to ours; stdout holds the result.
+            done = subprocess.run(command, env=env, stdout=subprocess.PIPE, text=True, check=False)
+        if done.returncode != 0:
+            raise CommandError(f"the {spec['scenario']} benchmark failed (exit {done.returncode})")
+        lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+        if not lines:
+            raise CommandError(f"the {spec['scenario']} benchmark printed no result")
+        result = json.loads(lines[-1].removeprefix("RESULT "))
+        result["total_s"] = round(time.perf_counter() - began, 1)
+        return result
+
+
+def _describe(spec: dict[str, Any]) -> str:
+    scenario = spec["scenario"]
+    if scenario == "burst":
+        return f"burst, {spec['jobs']:,} jobs due at once"
+    if scenario == "steady":
+        return f"steady, {spec['rate']:,} runs/s for {spec['seconds']:g} s"
+    if scenario == "scale":
+        return f"scale, {spec['jobs']:,} jobs"
+    return f"pages, {spec['jobs']:,} jobs and {spec['runs']:,} runs"
+
+
+@contextmanager
+def throwaway_database(sqlite_file: Path | None = None) -> Iterator[str]:
+    """A DATABASE_URL for a new, empty database of the configured kind, dropped afterwards
+    (a SQLite file given as `sqlite_file` is kept, and reused if it exists)."""
+    if connection.vendor == "sqlite":
+        if sqlite_file is not None:
+            yield f"sqlite:///{sqlite_file.resolve()}"
+            return
+        with tempfile.TemporaryDirectory(prefix="jobs-bench-") as folder:
+            yield f"sqlite:///{Path(folder) / 'bench.sqlite3'}"
+        return
+    if connection.vendor != "postgresql":
+        raise CommandError(f"no benchmark for the {connection.vendor} database")
+    name = f"bench_{secrets.token_hex(6)}"
+    quoted = connection.ops.quote_name(name)
+    with connection.cursor() as cursor:
+        cursor.execute(f"CREATE DATABASE {quoted}")
+    try:
+        parts = urlsplit(settings.DATABASE_URL)
+        yield urlunsplit(parts._replace(path=f"/{name}"))
+    finally:
+        _drop_postgresql_database(quoted)
+
+
+def _drop_postgresql_database(quoted: str) -> None:
+    for attempt in range(5):
+        connection.close()  # a connection broken meanwhile must not stop the drop
+        try:
+            with connection.cursor() as cursor:
+                # FORCE ends what a failed child left connected (PostgreSQL 13 and later).
+                cursor.execute(f"DROP DATABASE IF EXISTS {quoted} WITH (FORCE)")
+            return
+        except DatabaseError as exc:
+            if attempt == 4:
+                sys.stderr.write(f"could not drop the database {quoted}: {exc}; drop it by hand\n")
+                return
+            time.sleep(2.0 * (attempt + 1))  # the server may be restarting
+
+
+# --- tables ------------------------------------------------------------------------------
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.3f}".rstrip("0").rstrip(".") if abs(value) < 10 else f"{value:,.1f}"
+    if isinstance(value, list) and all(isinstance(v, int | float) for v in value):
+        if len(value) > 4:  # a series: its ends (--json has every value)
+            return f"{value[0]:g} .. {value[-1]:g} ({len(value)} samples)"
+        return " ".join(f"{v:g}" for v in value)
+    return str(value)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(
+            cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)
+        )
+        for row in [header, *rows]
+    ]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """One table per scenario, a column per size; sub-tables for lists of rows."""
+    machine = report["machine"]
+    out = [
+        f"{machine['cpu_count']} CPUs ({machine['cpu_model']}), Python {machine['python']}, "
+        f"Django {machine['django']}, {machine['database']} {machine.get('database_version')}, "
+        f"commit {(machine.get('git_commit') or '?')[:10]}"
+        f"{' (modified)' if machine.get('git_dirty') else ''}, "
+        f"load average {_cell(machine.get('load_average'))}"
+    ]
+    by_scenario: dict[str, list[dict[str, Any]]] = {}
+    for result in report["results"]:
+        by_scenario.setdefault(result["scenario"], []).append(result)
+    for scenario, results in by_scenario.items():
+        keys: list[str] = []
+        for result in results:
+            keys += [
+                key
+                for key, value in result.items()
+                if key not in keys and key != "scenario" and not _is_rows(value)
+            ]
+        rows = [[key, *(_cell(result.get(key)) for result in results)] for key in keys]
+        out += ["", _table([scenario, *("" for _ in results)], rows)]
+        for result in results:
+            for value in result.values():
+                if _is_rows(value):
+                    columns = list(value[0])
+                    out += [
+                        "",
+                        _table(columns, [[_cell(row.get(c)) for c in columns] for row in value]),
+                    ]
+    return "\n".join(out) + "\n"
+
+
+def _is_rows(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and isinstance(value[0], dict)
