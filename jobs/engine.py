@@ -54,6 +54,15 @@ _FORBID = OverlapPolicy.FORBID.value
 _SCHEDULE = Trigger.SCHEDULE.value
 _RETRY = Trigger.RETRY.value
 
+# Status conditions are written into the SQL, never passed as parameters. SQLite plans a
+# statement whose WHERE compares a column of a partial index's condition with a bound
+# parameter again on every execution (the value decides whether the index applies):
+# measured, 75 µs instead of 12 µs for the poll of ready runs. PostgreSQL's plan cache
+# likewise cannot match a generic plan's `status = $1` to a partial index.
+_IS_PENDING = f"status = '{_PENDING}'"
+_IS_RUNNING = f"status = '{_RUNNING}'"
+_ACTIVE_IN = f"status IN ('{_PENDING}', '{_RUNNING}')"
+
 
 def new_key() -> str:
     """A random (version 4) UUID as 32 hex digits, without building a UUID object."""
@@ -574,9 +583,9 @@ def _active_runs(d: Dialect, job_keys: Sequence[str]) -> dict[str, list[tuple[st
             marks = _placeholders(len(chunk))
             cursor.execute(
                 f"SELECT job_id, id, status FROM {RUN_TABLE}{pending_index} "
-                f"WHERE status = '{_PENDING}' AND job_id IN ({marks}) UNION ALL "
+                f"WHERE {_IS_PENDING} AND job_id IN ({marks}) UNION ALL "
                 f"SELECT job_id, id, status FROM {RUN_TABLE}{running_index} "
-                f"WHERE status = '{_RUNNING}' AND job_id IN ({marks})",
+                f"WHERE {_IS_RUNNING} AND job_id IN ({marks})",
                 [*chunk, *chunk],
             )
             for job_id, run_id, status in cursor.fetchall():
@@ -703,11 +712,8 @@ def _apply_overlaps(
     if replaced:
         cursor.executemany(
             f"UPDATE {RUN_TABLE} SET status = %s, finished_at = %s, log = log || %s "
-            f"WHERE id = %s AND status IN (%s, %s)",
-            [
-                (_CANCELLED, db_now, note, old_key, _PENDING, _RUNNING)
-                for old_key, _, note, _ in replaced
-            ],
+            f"WHERE id = %s AND {_ACTIVE_IN}",
+            [(_CANCELLED, db_now, note, old_key) for old_key, _, note, _ in replaced],
         )
         status_rows += [(_CANCELLED, job_key, db_now) for _, job_key, _, _ in replaced]
     _record_status_on_jobs(cursor, status_rows)
@@ -747,9 +753,9 @@ def start(
         for chunk in _chunks(tickets, _ROWS_PER_STATEMENT):
             cursor.execute(
                 f"UPDATE {RUN_TABLE} SET status = %s, worker = %s, started_at = %s, "
-                f"heartbeat_at = %s WHERE status = %s AND not_before <= %s "
+                f"heartbeat_at = %s WHERE {_IS_PENDING} AND not_before <= %s "
                 f"AND id IN ({_placeholders(len(chunk))}) RETURNING id",
-                [_RUNNING, worker, db_now, db_now, _PENDING, db_now] + [t.run_key for t in chunk],
+                [_RUNNING, worker, db_now, db_now, db_now] + [t.run_key for t in chunk],
             )
             won.update(d.key_out(row[0]) for row in cursor.fetchall())
     return [t for t in tickets if t.run_key in won]
@@ -764,9 +770,9 @@ def release(tickets: Sequence[RunTicket], worker: str) -> int:
         for chunk in _chunks(tickets, _ROWS_PER_STATEMENT):
             cursor.execute(
                 f"UPDATE {RUN_TABLE} SET status = %s, worker = '', started_at = NULL, "
-                f"heartbeat_at = NULL WHERE status = %s AND worker = %s "
+                f"heartbeat_at = NULL WHERE {_IS_RUNNING} AND worker = %s "
                 f"AND id IN ({_placeholders(len(chunk))})",
-                [_PENDING, _RUNNING, worker] + [t.run_key for t in chunk],
+                [_PENDING, worker] + [t.run_key for t in chunk],
             )
             released += cursor.rowcount
     return released
@@ -782,9 +788,9 @@ def heartbeat(run_keys: Iterable[str], now: datetime | None = None) -> int:
     with _writing(), transaction.atomic(), _cursor() as cursor:
         for chunk in _chunks(keys, _ROWS_PER_STATEMENT):
             cursor.execute(
-                f"UPDATE {RUN_TABLE} SET heartbeat_at = %s WHERE status = %s "
+                f"UPDATE {RUN_TABLE} SET heartbeat_at = %s WHERE {_IS_RUNNING} "
                 f"AND id IN ({_placeholders(len(chunk))})",
-                [db_now, _RUNNING, *chunk],
+                [db_now, *chunk],
             )
             touched += cursor.rowcount
     return touched
@@ -842,9 +848,9 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
         mine: set[str] = set()
         for chunk in _chunks(results, _ROWS_PER_STATEMENT):
             cursor.execute(
-                f"SELECT id FROM {RUN_TABLE} WHERE status = %s AND worker = %s "
+                f"SELECT id FROM {RUN_TABLE} WHERE {_IS_RUNNING} AND worker = %s "
                 f"AND id IN ({_placeholders(len(chunk))}){d.for_update}",
-                [_RUNNING, worker] + [r.ticket.run_key for r in chunk],
+                [worker] + [r.ticket.run_key for r in chunk],
             )
             mine.update(d.key_out(row[0]) for row in cursor.fetchall())
         owned = results
@@ -955,9 +961,9 @@ def _reap_lost(now: datetime, limit: int) -> int:
         # Uses index jobs_run_running_heartbeat.
         cursor.execute(
             _tickets_sql(d, f", r.worker, {d.text('r.heartbeat_at')}, {d.text('r.started_at')}")
-            + "WHERE r.status = %s AND r.heartbeat_at < %s ORDER BY r.heartbeat_at LIMIT %s"
+            + f"WHERE r.{_IS_RUNNING} AND r.heartbeat_at < %s ORDER BY r.heartbeat_at LIMIT %s"
             + d.for_update.replace("UPDATE", "UPDATE OF r"),
-            [_RUNNING, db_cutoff, limit],
+            [db_cutoff, limit],
         )
         stuck = cursor.fetchall()
         if not stuck:
@@ -968,9 +974,9 @@ def _reap_lost(now: datetime, limit: int) -> int:
         )
         cursor.execute(
             f"UPDATE {RUN_TABLE} SET status = %s, finished_at = %s, log = log || %s "
-            f"WHERE status = %s AND heartbeat_at < %s "
+            f"WHERE {_IS_RUNNING} AND heartbeat_at < %s "
             f"AND id IN ({_placeholders(len(stuck))}) RETURNING id",
-            [_FAILED, db_now, note, _RUNNING, db_cutoff] + [row[0] for row in stuck],
+            [_FAILED, db_now, note, db_cutoff] + [row[0] for row in stuck],
         )
         reaped = {d.key_out(row[0]) for row in cursor.fetchall()}
         lost = [(_ticket(d, row), row) for row in stuck if d.key_out(row[0]) in reaped]
@@ -1013,9 +1019,9 @@ def _reap_overdue(now: datetime, limit: int) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
             _tickets_sql(d, f", {d.text('r.started_at')}")
-            + "WHERE r.status = %s AND r.started_at IS NOT NULL "
+            + f"WHERE r.{_IS_RUNNING} AND r.started_at IS NOT NULL "
             "AND j.timeout_seconds IS NOT NULL ORDER BY r.started_at LIMIT %s",
-            [_RUNNING, limit],
+            [limit],
         )
         candidates = cursor.fetchall()
     overdue = []
@@ -1040,8 +1046,8 @@ def _reap_overdue(now: datetime, limit: int) -> int:
         for ticket, _started_at in overdue:
             cursor.execute(
                 f"UPDATE {RUN_TABLE} SET status = %s, finished_at = %s, log = log || %s "
-                f"WHERE id = %s AND status = %s RETURNING id",
-                [_FAILED, db_now, notes[ticket.run_key], ticket.run_key, _RUNNING],
+                f"WHERE id = %s AND {_IS_RUNNING} RETURNING id",
+                [_FAILED, db_now, notes[ticket.run_key], ticket.run_key],
             )
             reaped.update(d.key_out(row[0]) for row in cursor.fetchall())
         timed_out = [(t, started_at) for t, started_at in overdue if t.run_key in reaped]
@@ -1075,9 +1081,9 @@ def running_among(run_keys: Iterable[str]) -> set[str]:
     with connection.cursor() as cursor:
         for chunk in _chunks(keys, _ROWS_PER_STATEMENT):
             cursor.execute(
-                f"SELECT id FROM {RUN_TABLE} WHERE status = %s "
+                f"SELECT id FROM {RUN_TABLE} WHERE {_IS_RUNNING} "
                 f"AND id IN ({_placeholders(len(chunk))})",
-                [_RUNNING, *chunk],
+                list(chunk),
             )
             running.update(d.key_out(row[0]) for row in cursor.fetchall())
     return running
@@ -1094,8 +1100,8 @@ def ready_tickets(now: datetime | None = None, *, limit: int = 500) -> list[RunT
         # Uses index jobs_run_pending_ready.
         cursor.execute(
             _tickets_sql(d)
-            + "WHERE r.status = %s AND r.not_before <= %s ORDER BY r.not_before LIMIT %s",
-            [_PENDING, d.dt(now or timezone.now()), limit],
+            + f"WHERE r.{_IS_PENDING} AND r.not_before <= %s ORDER BY r.not_before LIMIT %s",
+            [d.dt(now or timezone.now()), limit],
         )
         return [_ticket(d, row) for row in cursor.fetchall()]
 
@@ -1114,19 +1120,19 @@ def dispatch_ready(now: datetime | None = None, *, limit: int = 500) -> list[Run
     with _writing(), transaction.atomic(), _cursor() as cursor:
         # Uses index jobs_run_pending_ready.
         cursor.execute(
-            _tickets_sql(d) + "WHERE r.status = %s AND r.not_before <= %s "
+            _tickets_sql(d) + f"WHERE r.{_IS_PENDING} AND r.not_before <= %s "
             "AND (r.dispatched_at IS NULL OR r.dispatched_at < %s) "
             "ORDER BY r.not_before LIMIT %s",
-            [_PENDING, db_now, db_cutoff, limit],
+            [db_now, db_cutoff, limit],
         )
         candidates = [_ticket(d, row) for row in cursor.fetchall()]
         if not candidates:
             return []
         cursor.execute(
-            f"UPDATE {RUN_TABLE} SET dispatched_at = %s WHERE status = %s "
+            f"UPDATE {RUN_TABLE} SET dispatched_at = %s WHERE {_IS_PENDING} "
             f"AND (dispatched_at IS NULL OR dispatched_at < %s) "
             f"AND id IN ({_placeholders(len(candidates))}) RETURNING id",
-            [db_now, _PENDING, db_cutoff] + [t.run_key for t in candidates],
+            [db_now, db_cutoff] + [t.run_key for t in candidates],
         )
         won = {d.key_out(row[0]) for row in cursor.fetchall()}
     return [t for t in candidates if t.run_key in won]
@@ -1140,9 +1146,9 @@ def mark_dispatched(run_keys: Sequence[str], now: datetime | None = None) -> Non
     with _writing(), transaction.atomic(), _cursor() as cursor:
         for chunk in _chunks(run_keys, _ROWS_PER_STATEMENT):
             cursor.execute(
-                f"UPDATE {RUN_TABLE} SET dispatched_at = %s WHERE status = %s "
+                f"UPDATE {RUN_TABLE} SET dispatched_at = %s WHERE {_IS_PENDING} "
                 f"AND id IN ({_placeholders(len(chunk))})",
-                [db_now, _PENDING, *chunk],
+                [db_now, *chunk],
             )
 
 
@@ -1156,9 +1162,9 @@ def tickets_for(run_keys: Sequence[str], now: datetime | None = None) -> list[Ru
     with _cursor() as cursor:
         for chunk in _chunks(list(run_keys), _ROWS_PER_STATEMENT):
             cursor.execute(
-                _tickets_sql(d) + f"WHERE r.status = %s AND r.not_before <= %s "
+                _tickets_sql(d) + f"WHERE r.{_IS_PENDING} AND r.not_before <= %s "
                 f"AND r.id IN ({_placeholders(len(chunk))})",
-                [_PENDING, db_now, *chunk],
+                [db_now, *chunk],
             )
             tickets.extend(_ticket(d, row) for row in cursor.fetchall())
     return tickets
@@ -1166,14 +1172,20 @@ def tickets_for(run_keys: Sequence[str], now: datetime | None = None) -> list[Ru
 
 def next_wake_at(now: datetime) -> datetime | None:
     """The earliest moment new work appears: a job comes due or a retry's backoff ends."""
-    candidates = [Job.objects.next_due_at()]
-    candidates.append(
-        JobHistory.objects.filter(status=RunStatus.PENDING, not_before__gt=now)
-        .order_by("not_before")
-        .values_list("not_before", flat=True)
-        .first()
-    )
-    present = [c for c in candidates if c is not None]
+    d = dialect()
+    # One statement (the idle loop asks after every pass, up to hundreds of times a
+    # second under load), each half walking one partial index: jobs_job_due and
+    # jobs_run_pending_ready. The status is written out, not a parameter, so that a
+    # PostgreSQL plan prepared once still matches the partial index.
+    with _cursor() as cursor:
+        cursor.execute(
+            f"SELECT (SELECT {d.text('next_run_at')} FROM {JOB_TABLE} WHERE is_active "
+            f"AND next_run_at IS NOT NULL ORDER BY next_run_at LIMIT 1), "
+            f"(SELECT {d.text('not_before')} FROM {RUN_TABLE} WHERE {_IS_PENDING} "
+            f"AND not_before > %s ORDER BY not_before LIMIT 1)",
+            [d.dt(now)],
+        )
+        present = [d.dt_out(value) for value in cursor.fetchone() if value is not None]
     return min(present) if present else None
 
 
@@ -1271,9 +1283,9 @@ def cancel_run(run: JobHistory, by: str, now: datetime | None = None) -> None:
     with _writing(), transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {RUN_TABLE} SET status = %s, cancelled_by = %s, finished_at = %s, "
-            f"log = log || %s WHERE id = %s AND status IN (%s, %s) "
+            f"log = log || %s WHERE id = %s AND {_ACTIVE_IN} "
             f"RETURNING job_id, {d.text('started_at')}, {d.text('scheduled_for')}",
-            [_CANCELLED, by, d.dt(now), note, _uuid_hex(run.pk), _PENDING, _RUNNING],
+            [_CANCELLED, by, d.dt(now), note, _uuid_hex(run.pk)],
         )
         row = cursor.fetchone()
         if row is None:

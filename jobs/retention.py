@@ -55,7 +55,9 @@ FULL_ROUND_EVERY = 3600.0
 CLOCK_MARGIN = timedelta(seconds=60)
 
 _FINISHED = [status.value for status in FINISHED_STATUSES]
-_FINISHED_IN = "status IN (" + ", ".join(["%s"] * len(_FINISHED)) + ")"
+# Written into the SQL rather than bound: SQLite plans a statement again on every
+# execution when a bound value decides whether a partial index applies (engine.py).
+_FINISHED_IN = "status IN (" + ", ".join(f"'{status}'" for status in _FINISHED) + ")"
 
 
 @dataclass(frozen=True)
@@ -178,11 +180,11 @@ class Pruner:
             return True
         where = f"created_at < %s AND {_FINISHED_IN}"
         if self.dry_run:
-            self.stats.deleted += self._count(where, [cutoff, *_FINISHED])
+            self.stats.deleted += self._count(where, [cutoff])
             return True
         # Oldest first, through index jobs_run_recent.
         while True:
-            deleted = self._delete(where, [cutoff, *_FINISHED], "created_at")
+            deleted = self._delete(where, [cutoff], "created_at")
             if deleted < self.batch:
                 return True
             if out_of_time():
@@ -225,7 +227,7 @@ class Pruner:
             "job_id = %s AND (scheduled_for < %s OR (scheduled_for = %s AND attempt <= %s)) "
             f"AND {_FINISHED_IN}"
         )
-        params = [job_key, scheduled_for, scheduled_for, attempt, *_FINISHED]
+        params = [job_key, scheduled_for, scheduled_for, attempt]
         if self.dry_run:
             # Runs the age rule takes are counted there already.
             cutoff = self._age_cutoff(now)

@@ -25,6 +25,7 @@ from django.utils import timezone
 from jobs import conf, engine, metrics, retention
 from jobs.engine import RunTicket
 from jobs.executors import ExecutionContext, Executor, load_executor
+from jobs.wal import Checkpointer
 from jobs.worker import Heartbeater, process_name, run_batch
 
 logger = logging.getLogger(__name__)
@@ -71,6 +72,9 @@ class Scheduler:
         self.name = name or process_name()
         self.context = ExecutionContext()  # .stop is set to interrupt runs past the grace
         self.heartbeater = Heartbeater()
+        # SQLite: the log is checkpointed by a thread of its own, not inside a commit
+        # that holds the writer lock (jobs/wal.py).
+        self.checkpointer = Checkpointer()
         self._queue: queue.Queue = queue.Queue()
         # Run ids queued here or in flight: a poll for pending runs skips them.
         self._local: set[str] = set()
@@ -85,6 +89,7 @@ class Scheduler:
     # --- the worker pool ------------------------------------------------------------
 
     def start_workers(self) -> None:
+        self.checkpointer.start()
         self.heartbeater.start()
         for index in range(self.workers):
             thread = threading.Thread(
@@ -244,6 +249,7 @@ class Scheduler:
         """Run passes until request_stop(), then shut down cleanly."""
         if self.use_huey:
             logger.info("scheduler %s started: runs go to Huey, tick %.3g s", self.name, self.tick)
+            self.checkpointer.start()
         else:
             logger.info(
                 "scheduler %s started: %d workers, tick %.3g s", self.name, self.workers, self.tick
@@ -316,3 +322,4 @@ class Scheduler:
             thread.join(timeout=max(grace, 10.0))
         self._threads.clear()
         self.heartbeater.stop()
+        self.checkpointer.stop()
