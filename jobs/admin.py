@@ -255,11 +255,13 @@ class LatestRunsFormSet(BaseInlineFormSet):
     queryset can't be filtered; so the slice goes into a subquery of ids instead.
     """
 
-    newest_first = ("-created_at", "-pk")
+    # The newest occurrences and, within one, the latest attempt: a backward walk of the
+    # unique (job, scheduled_for, attempt) index, however long the job's history.
+    newest_first = ("-scheduled_for", "-attempt")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # self.queryset is already this job's runs (the jobs_run_job_recent index).
+        # self.queryset is already this job's runs.
         latest_ids = self.queryset.order_by(*self.newest_first).values("pk")[:LATEST_RUNS_SHOWN]
         self.queryset = self.queryset.filter(pk__in=latest_ids).order_by(*self.newest_first)
 

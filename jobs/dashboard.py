@@ -174,12 +174,7 @@ def _completed_hours(hours: list[datetime]) -> dict[datetime, dict[str, int]]:
 
 def summary(hours: list[HourCounts]) -> Summary:
     jobs = Job.objects.aggregate(total=Count("pk"), active=Count("pk", filter=Q(is_active=True)))
-    queue = dict(
-        JobHistory.objects.filter(status__in=[RunStatus.PENDING, RunStatus.RUNNING])
-        .order_by()
-        .values_list("status")
-        .annotate(count=Count("*"))
-    )
+    pending, running = JobHistory.objects.queue_counts()
     runs_24h = dict.fromkeys(RunStatus.values, 0)
     for hour in hours:
         for status, count in hour.counts.items():
@@ -188,8 +183,8 @@ def summary(hours: list[HourCounts]) -> Summary:
         jobs_active=jobs["active"],
         jobs_inactive=jobs["total"] - jobs["active"],
         runs_24h=runs_24h,
-        pending_now=queue.get(RunStatus.PENDING, 0),
-        running_now=queue.get(RunStatus.RUNNING, 0),
+        pending_now=pending,
+        running_now=running,
     )
 
 

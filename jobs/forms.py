@@ -16,8 +16,10 @@ from crispy_forms.layout import HTML, Column, Div, Fieldset, Layout, Row
 from django import forms
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
+from django.forms.utils import flatatt
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy as _
 
 from jobs import schedules
@@ -47,11 +49,35 @@ def time_zone_choices() -> list[tuple[str, str]]:
 
 
 class TimeZoneSelect(forms.Select):
-    """The time zone as a list of IANA names (600 of them, so not a radio list)."""
+    """The time zone as a list of IANA names (600 of them, so not a radio list).
+
+    The options are written out here rather than through Django's template per option:
+    600 template renders took 200 ms, most of a job form's time (the admin's too).
+    """
 
     def __init__(self, attrs: dict | None = None) -> None:
         super().__init__(attrs=attrs)
         self.choices = time_zone_choices()
+
+    def render(
+        self,
+        name: str,
+        value: object,
+        attrs: dict | None = None,
+        renderer: object = None,
+    ) -> SafeString:
+        final_attrs = self.build_attrs(self.attrs, attrs)
+        final_attrs["name"] = name
+        selected = "" if value is None else str(value)
+        options = format_html_join(
+            "",
+            '<option value="{}"{}>{}</option>',
+            (
+                (choice, mark_safe(" selected") if choice == selected else "", label)
+                for choice, label in self.choices
+            ),
+        )
+        return format_html("<select{}>{}</select>", flatatt(final_attrs), options)
 
 
 def mark_schedule_switch(fields: dict[str, forms.Field]) -> None:

@@ -153,18 +153,14 @@ class DatabaseCollector:
         def gauge(name: str, doc: str, value: float) -> None:
             metrics.append(GaugeMetricFamily(name, doc, value=value))
 
-        # Partial indexes jobs_run_pending_ready and jobs_run_running_heartbeat: they
-        # cost in proportion to the rows counted, not to the history.
+        # They cost in proportion to the runs counted, not to the history.
+        pending, running = JobHistory.objects.queue_counts()
         gauge(
             "jobs_runs_pending",
             "Runs waiting to start, including retries waiting out their backoff.",
-            JobHistory.objects.filter(status=RunStatus.PENDING).count(),
+            pending,
         )
-        gauge(
-            "jobs_runs_running",
-            "Runs being executed now.",
-            JobHistory.objects.filter(status=RunStatus.RUNNING).count(),
-        )
+        gauge("jobs_runs_running", "Runs being executed now.", running)
         # Index jobs_job_due: costs in proportion to the backlog, not to all jobs.
         due = Job.objects.due(now)
         gauge(

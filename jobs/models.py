@@ -715,14 +715,25 @@ class JobHistoryQuerySet(models.QuerySet["JobHistory"]):
             .first()
         )
 
+    def queue_counts(self) -> tuple[int, int]:
+        """(pending, running) runs now.
+
+        Two counts, each reading only its partial index (jobs_run_pending_ready,
+        jobs_run_running_heartbeat): one `status IN (...) GROUP BY status` would read the
+        whole history instead (300 ms with a million runs on SQLite).
+        """
+        return (
+            self.filter(status=RunStatus.PENDING).count(),
+            self.filter(status=RunStatus.RUNNING).count(),
+        )
+
     def in_progress(self) -> JobHistoryQuerySet:
-        """Running runs, longest-running first (index jobs_run_status_recent)."""
+        """Running runs, longest-running first (index jobs_run_running_heartbeat)."""
         return self.filter(status=RunStatus.RUNNING).order_by("started_at")
 
     def newest_first(self) -> JobHistoryQuerySet:
         """Newest first, with a unique tie-breaker so that keyset pages never skip a run
-        (index jobs_run_recent, and jobs_run_job_recent / jobs_run_status_recent when
-        filtered by job or status)."""
+        (index jobs_run_recent; jobs_run_failed_recent for failed runs)."""
         return self.order_by("-created_at", "-id")
 
     def hourly_status_counts(

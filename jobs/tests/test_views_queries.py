@@ -14,7 +14,8 @@ pytest_plugins = ["jobs.tests.ui_support"]
 
 # Session and user: 2 queries on every page. The rest is the page's own.
 EXPECTED = {
-    "/": 2 + 7,  # jobs, queue, completed hours, current hour, in progress, upcoming, failures
+    # jobs, pending, running, completed hours, current hour, in progress, upcoming, failures
+    "/": 2 + 8,
     "/jobs/": 2 + 2,  # count, page
     "/jobs/?q=bulk&state=failed&active=yes&page=2": 2 + 2,
     "job page": 2 + 3,  # job, stats, runs
