@@ -37,6 +37,7 @@ from django.utils import timezone
 from jobs import conf
 from jobs.engine import JOB_TABLE, RUN_TABLE, _writing, dialect
 from jobs.models import FINISHED_STATUSES
+from jobs.wal import Checkpointer
 
 logger = logging.getLogger(__name__)
 
@@ -284,7 +285,15 @@ def prune_history(
     """Delete every finished run the retention policy no longer keeps (one whole round,
     `batch` runs per DELETE). Returns how many were deleted (would be, with dry_run)."""
     pruner = Pruner(policy, batch=batch, dry_run=dry_run)
-    pruner.step(now)
+    # On SQLite the log is checkpointed beside the deletes, not inside one of them while
+    # it holds the write lock (jobs/wal.py): a long catch-up must not stall schedulers.
+    checkpointer = Checkpointer()
+    if not dry_run:
+        checkpointer.start()
+    try:
+        pruner.step(now)
+    finally:
+        checkpointer.stop()
     return pruner.stats.deleted
 
 

@@ -7,7 +7,8 @@ import threading
 import pytest
 from django.db import connection
 
-from jobs.models import JobHistory
+from jobs import retention
+from jobs.models import JobHistory, RunStatus
 from jobs.scheduler import Scheduler
 from jobs.tests.conftest import NOW
 from jobs.wal import Checkpointer
@@ -42,7 +43,10 @@ def autocheckpoint_in_a_new_thread() -> int:
 
 def add_runs(job, count: int) -> None:
     JobHistory.objects.bulk_create(
-        JobHistory(job=job, scheduled_for=NOW, not_before=NOW, attempt=i + 1) for i in range(count)
+        JobHistory(
+            job=job, scheduled_for=NOW, not_before=NOW, attempt=i + 1, status=RunStatus.SUCCESS
+        )
+        for i in range(count)
     )
 
 
@@ -109,3 +113,21 @@ def test_on_postgresql_there_is_nothing_to_take_over():
     assert checkpointer.start() is False
     assert not checkpointer.running
     checkpointer.stop()  # harmless
+
+
+@sqlite_only
+def test_prunehistory_checkpoints_beside_its_deletes_not_inside_them(make_job, monkeypatch):
+    configured = autocheckpoint_here()
+    add_runs(make_job(), 20)
+    seen: list[int] = []
+    step = retention.Pruner.step
+
+    def watched_step(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(autocheckpoint_here())
+        return step(self, *args, **kwargs)
+
+    monkeypatch.setattr(retention.Pruner, "step", watched_step)
+    deleted = retention.prune_history(policy=retention.Policy(keep_per_job=5))
+    assert deleted == 15
+    assert seen == [0]
+    assert autocheckpoint_here() == configured
