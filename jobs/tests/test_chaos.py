@@ -148,7 +148,9 @@ def test_chaos_with_huey_workers_over_redis_restarted_once():
 
 
 def test_after_all_schedulers_were_down_missed_occurrences_follow_the_misfire_policy():
-    every = timedelta(seconds=6)
+    # Long enough that schedulers started on a loaded machine (several seconds to boot)
+    # still come back before the next grid point has passed its grace.
+    every = timedelta(seconds=10)
     env = {**CHAOS_ENV, "JOBS_MISFIRE_GRACE_SECONDS": 1}
     anchor = timezone.now() + timedelta(seconds=2)
     for policy in ("coalesce", "skip"):
@@ -156,7 +158,7 @@ def test_after_all_schedulers_were_down_missed_occurrences_follow_the_misfire_po
             Job(
                 name=f"{policy} {i}",
                 command="true",
-                interval=6,
+                interval=10,
                 interval_unit="second",
                 scheduled_at=anchor,
                 misfire_policy=policy,
@@ -170,7 +172,7 @@ def test_after_all_schedulers_were_down_missed_occurrences_follow_the_misfire_po
         stop_all(procs)
     stopped_at = timezone.now()
     # Down for at least 10 s; come back 2 s after a grid point, i.e. 2 s late for it
-    # (more than the 1 s grace, less than the 6 s interval).
+    # (more than the 1 s grace, less than the 10 s interval).
     k = -((anchor - (stopped_at + timedelta(seconds=10))) // every)
     latest_missed = anchor + k * every
     time.sleep((latest_missed + timedelta(seconds=2) - timezone.now()).total_seconds())
