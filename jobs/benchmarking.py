@@ -1152,14 +1152,10 @@ def _measure_pruning(progress: Progress) -> Result:
     before = JobHistory.objects.count()
     cut = retention.Pruner(retention.Policy(keep_per_job=50))
     # As prunehistory does it: SQLite's log checkpointed beside the deletes (jobs/wal.py).
-    checkpointer = Checkpointer()
-    checkpointer.start()
-    began = time.perf_counter()
-    try:
+    with Checkpointer():
+        began = time.perf_counter()
         cut.step()
-    finally:
         cut_s = time.perf_counter() - began
-        checkpointer.stop()
     progress.end()
     return {
         "prune_round_ms": round(probe_s * 1000, 1),

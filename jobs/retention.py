@@ -26,6 +26,7 @@ next loop while a round is under way, and a new round every JOBS_PRUNE_INTERVAL_
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -287,13 +288,8 @@ def prune_history(
     pruner = Pruner(policy, batch=batch, dry_run=dry_run)
     # On SQLite the log is checkpointed beside the deletes, not inside one of them while
     # it holds the write lock (jobs/wal.py): a long catch-up must not stall schedulers.
-    checkpointer = Checkpointer()
-    if not dry_run:
-        checkpointer.start()
-    try:
+    with contextlib.nullcontext() if dry_run else Checkpointer():
         pruner.step(now)
-    finally:
-        checkpointer.stop()
     return pruner.stats.deleted
 
 

@@ -9,10 +9,10 @@ runs/s, that was the whole tail of the start lag: p99 88 ms with automatic check
 
 So a scheduler process turns the automatic checkpoint off for its own connections and
 checkpoints here instead, every `every` seconds, PASSIVE: it copies what no reader still
-needs and never waits for a reader or a writer, so writes go on while it works. Other
-processes (the web server, management commands) keep the automatic checkpoint; a
-scheduler stopped or killed leaves nothing behind, since the setting lives on its own
-connections only.
+needs and never waits for a reader or a writer, so writes go on while it works.
+`prunehistory` does the same for its deletes. Other processes (the web server) keep the
+automatic checkpoint; a process stopped or killed leaves nothing behind, since the
+setting lives on its own connections only.
 """
 
 from __future__ import annotations
@@ -83,6 +83,13 @@ class Checkpointer:
         self._thread = threading.Thread(target=self._loop, name="wal-checkpoint", daemon=True)
         self._thread.start()
         return True
+
+    def __enter__(self) -> Checkpointer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     def stop(self) -> None:
         """Checkpoint once more, stop the thread, give the automatic checkpoint back."""
