@@ -19,7 +19,7 @@ from typing import Protocol
 from django.utils.module_loading import import_string
 
 from jobs import conf
-from jobs.engine import RunTicket
+from jobs.runs import RunTicket
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,8 @@ from django.conf import settings
 from huey import crontab
 from huey.contrib.djhuey import db_periodic_task, db_task, on_shutdown
 
-from jobs import alerts, conf, worker
+from jobs import alerts, conf
+from jobs.runtime import worker
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ def scheduler_pass() -> None:
     """
     if not settings.JOBS_HUEY_PERIODIC_PASS:
         return
-    from jobs.scheduler import Scheduler
+    from jobs.runtime.scheduler import Scheduler
 
     stats = Scheduler(use_huey=True).run_pass()
     logger.info(

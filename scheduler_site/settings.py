@@ -54,9 +54,9 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Every page needs a login except those marked @login_not_required (login, /healthz).
-    "jobs.middleware.LoginRequiredMiddleware",
+    "jobs.web.middleware.LoginRequiredMiddleware",
     # Dates and times in the user's own zone (a cookie the browser sets).
-    "jobs.middleware.TimezoneMiddleware",
+    "jobs.web.middleware.TimezoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -75,7 +75,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "jobs.context_processors.ui",
+                "jobs.web.context_processors.ui",
             ],
         },
     },

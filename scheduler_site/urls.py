@@ -13,5 +13,5 @@ urlpatterns = [
     # The JSON API, its schema and docs; Prometheus metrics (README: "API", "Metrics").
     path("api/", include("jobs.api.urls")),
     path("metrics", metrics_view, name="metrics"),
-    path("", include("jobs.urls")),
+    path("", include("jobs.web.urls")),
 ]

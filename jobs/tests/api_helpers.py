@@ -18,8 +18,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from jobs import engine
-from jobs.engine import RunResult
 from jobs.models import Job, JobHistory, ScheduleType
+from jobs.runs import RunResult
 
 WORKER = "test-host:1/w1"
 

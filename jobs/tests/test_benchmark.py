@@ -11,7 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from jobs import benchmarking
+from jobs import bench as benchmarking
 from jobs.management.commands.benchmark import format_report, throwaway_database
 
 TINY = [

@@ -24,7 +24,7 @@ from django.db import connection
 from django.utils import timezone
 
 from jobs.models import Job, JobHistory, RunStatus
-from jobs.scheduler import Scheduler
+from jobs.runtime.scheduler import Scheduler
 from jobs.tests.ui_support import PASSWORD, make_job, make_run
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make

@@ -15,10 +15,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from jobs import engine
-from jobs.engine import RunResult
 from jobs.executors import Outcome
 from jobs.models import Job, JobHistory, JobState, RunStatus
-from jobs.scheduler import Scheduler
+from jobs.runs import RunResult
+from jobs.runtime.scheduler import Scheduler
 from jobs.tests.conftest import NOW
 
 WORKER = "test-host:1/w1"

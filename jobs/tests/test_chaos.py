@@ -23,7 +23,7 @@ from django.utils import timezone
 from jobs import engine
 from jobs.executors import SimulatedExecutor
 from jobs.models import Job, JobHistory, RunStatus
-from jobs.scheduler import Scheduler
+from jobs.runtime.scheduler import Scheduler
 from jobs.tests.processes import RedisServer, huey_worker, scheduler, wait_until
 from jobs.tests.test_processes import assert_gapless_single_first_attempts, make_interval_jobs
 

@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 
 from jobs import engine
-from jobs.engine import RunResult
 from jobs.models import Job, JobHistory, RunStatus, Trigger
+from jobs.runs import RunResult
 from jobs.tests.conftest import NOW
 
 pytestmark = pytest.mark.django_db

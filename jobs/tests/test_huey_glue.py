@@ -9,7 +9,7 @@ from huey.contrib.djhuey import HUEY
 
 from jobs import engine
 from jobs.models import JobHistory, RunStatus
-from jobs.scheduler import Scheduler
+from jobs.runtime.scheduler import Scheduler
 from jobs.tests.conftest import NOW
 
 

@@ -15,8 +15,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from jobs import engine, metrics
 from jobs.executors import ExecutionContext, SimulatedExecutor
 from jobs.models import JobHistory, SchedulerHeartbeat
+from jobs.runtime.worker import Heartbeater, run_batch
 from jobs.tests.api_helpers import finish_run, make_job
-from jobs.worker import Heartbeater, run_batch
 
 pytestmark = pytest.mark.django_db
 

@@ -16,10 +16,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from jobs import engine
-from jobs.engine import RunResult
 from jobs.executors import Outcome
 from jobs.models import Job, JobHistory, JobState, RunStatus
-from jobs.scheduler import Scheduler
+from jobs.runs import RunResult
+from jobs.runtime.scheduler import Scheduler
 from jobs.tests.conftest import NOW
 from jobs.tests.processes import wait_until
 

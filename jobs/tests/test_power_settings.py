@@ -10,10 +10,10 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone, translation
 
-from jobs.engine import RunTicket
 from jobs.executors import ExecutionContext, SimulatedExecutor
 from jobs.models import Job, JobHistory, JobState, RunStatus
-from jobs.scheduler import Scheduler
+from jobs.runs import RunTicket
+from jobs.runtime.scheduler import Scheduler
 from jobs.tests.conftest import NOW
 from jobs.tests.ui_support import make_job, make_run
 

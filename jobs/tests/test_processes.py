@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from jobs import engine
 from jobs.models import Job, JobHistory, RunStatus
-from jobs.scheduler import Scheduler
+from jobs.runtime.scheduler import Scheduler
 from jobs.tests.processes import scheduler, wait_until
 
 pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True)]

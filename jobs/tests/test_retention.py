@@ -11,10 +11,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from jobs import retention
 from jobs.models import JobHistory, RunStatus
-from jobs.retention import Policy, Pruner, prune_history
-from jobs.scheduler import Scheduler
+from jobs.runtime import retention
+from jobs.runtime.retention import Policy, Pruner, prune_history
+from jobs.runtime.scheduler import Scheduler
 from jobs.tests.conftest import NOW
 from jobs.tests.processes import wait_until
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from jobs.executors import Outcome, SimulatedExecutor
 from jobs.models import Job, JobHistory, RunStatus
-from jobs.scheduler import Scheduler
+from jobs.runtime.scheduler import Scheduler
 from jobs.tests.conftest import NOW
 from jobs.tests.processes import wait_until
 

@@ -10,12 +10,12 @@ import pytest
 from django.utils import timezone
 
 from jobs import engine
-from jobs.engine import RunResult, RunTicket
 from jobs.executors import ExecutionContext, Outcome
 from jobs.models import Job, JobHistory, RunStatus
-from jobs.scheduler import Scheduler
+from jobs.runs import RunResult, RunTicket
+from jobs.runtime.scheduler import Scheduler
+from jobs.runtime.worker import Heartbeater, execute
 from jobs.tests.conftest import NOW
-from jobs.worker import Heartbeater, execute
 
 WORKER = "test-host:1/w1"
 

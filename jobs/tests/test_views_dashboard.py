@@ -9,9 +9,9 @@ import time_machine
 from django.core.cache import cache
 from django.test import Client
 
-from jobs import dashboard
 from jobs.models import RunStatus
 from jobs.tests.ui_support import make_job, make_run
+from jobs.web import dashboard
 
 pytest_plugins = ["jobs.tests.ui_support"]
 

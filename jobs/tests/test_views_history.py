@@ -11,10 +11,10 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from jobs import stats
 from jobs.models import RunStatus
-from jobs.pagination import Cursor
 from jobs.tests.ui_support import make_job, make_run
+from jobs.web import stats
+from jobs.web.pagination import Cursor
 
 pytest_plugins = ["jobs.tests.ui_support"]
 

@@ -8,9 +8,9 @@ import pytest
 import time_machine
 from django.test import Client
 
-from jobs.middleware import TIMEZONE_COOKIE
 from jobs.models import ScheduleType
 from jobs.tests.ui_support import make_job
+from jobs.web.middleware import TIMEZONE_COOKIE
 
 pytest_plugins = ["jobs.tests.ui_support"]
 

@@ -7,11 +7,11 @@ import threading
 import pytest
 from django.db import connection
 
-from jobs import retention
 from jobs.models import JobHistory, RunStatus
-from jobs.scheduler import Scheduler
+from jobs.runtime import retention
+from jobs.runtime.scheduler import Scheduler
+from jobs.sql.sqlite.wal import Checkpointer
 from jobs.tests.conftest import NOW
-from jobs.wal import Checkpointer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -106,7 +106,7 @@ class Command(BaseCommand):
             self._child(json.loads(options["child"]))
             return
         plan = self._plan(options)
-        from jobs import benchmarking
+        from jobs import bench as benchmarking
 
         machine = benchmarking.machine_info()
         machine["database"] = connection.vendor
@@ -193,7 +193,7 @@ class Command(BaseCommand):
     # --- the child: one scenario in this process ------------------------------------
 
     def _child(self, spec: dict[str, Any]) -> None:
-        from jobs import benchmarking
+        from jobs import bench as benchmarking
 
         call_command("migrate", verbosity=0)
         progress = benchmarking.Progress(sys.stderr)

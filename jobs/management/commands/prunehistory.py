@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from jobs import retention
+from jobs.runtime import retention
 
 
 class Command(BaseCommand):

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from jobs import alerts, conf, metrics
-from jobs.scheduler import DEFAULT_TICK, DEFAULT_WORKERS, Scheduler
+from jobs.runtime.scheduler import DEFAULT_TICK, DEFAULT_WORKERS, Scheduler
 
 MAX_WORKERS = 256
 

@@ -22,11 +22,12 @@ from datetime import datetime
 from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
-from jobs import conf, engine, metrics, retention
-from jobs.engine import RunTicket
+from jobs import conf, engine, metrics
 from jobs.executors import ExecutionContext, Executor, load_executor
-from jobs.wal import Checkpointer
-from jobs.worker import Heartbeater, process_name, run_batch
+from jobs.runs import RunTicket
+from jobs.runtime import retention
+from jobs.runtime.worker import Heartbeater, process_name, run_batch
+from jobs.sql.sqlite.wal import Checkpointer
 
 logger = logging.getLogger(__name__)
 

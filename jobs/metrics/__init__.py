@@ -52,7 +52,7 @@ from jobs import conf
 from jobs.models import FINISHED_STATUSES, Job, JobHistory, RunStatus, SchedulerHeartbeat
 
 if TYPE_CHECKING:
-    from jobs.engine import RunResult
+    from jobs.runs import RunResult
 
 logger = logging.getLogger(__name__)
 

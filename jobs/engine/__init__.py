@@ -15,7 +15,6 @@ the SQL they fed.
 from __future__ import annotations
 
 import logging
-import os
 import random
 import threading
 import uuid
@@ -32,6 +31,7 @@ from django.utils.translation import gettext
 
 from jobs import alerts, conf, schedules
 from jobs.models import Job, JobHistory, OverlapPolicy, RunStatus, ScheduleType, Trigger
+from jobs.runs import RunResult, RunTicket, new_key
 
 logger = logging.getLogger(__name__)
 
@@ -62,50 +62,6 @@ _RETRY = Trigger.RETRY.value
 _IS_PENDING = f"status = '{_PENDING}'"
 _IS_RUNNING = f"status = '{_RUNNING}'"
 _ACTIVE_IN = f"status IN ('{_PENDING}', '{_RUNNING}')"
-
-
-def new_key() -> str:
-    """A random (version 4) UUID as 32 hex digits, without building a UUID object."""
-    raw = bytearray(os.urandom(16))
-    raw[6] = (raw[6] & 0x0F) | 0x40
-    raw[8] = (raw[8] & 0x3F) | 0x80
-    return raw.hex()
-
-
-@dataclass(slots=True)
-class RunTicket:
-    """Everything a worker needs to execute one run, without reading the database again."""
-
-    run_key: str  # the run's id, 32 hex digits
-    job_key: str  # the job's id, 32 hex digits
-    job_name: str
-    command: str
-    scheduled_for: datetime
-    attempt: int
-    max_retries: int
-    retry_backoff_seconds: int
-    # The job's limits and simulation settings (None: no timeout / the JOBS_SIM_* default).
-    timeout_seconds: int | None = None
-    sim_failure_rate: float | None = None
-    sim_min_seconds: float | None = None
-    sim_max_seconds: float | None = None
-
-    @property
-    def run_id(self) -> uuid.UUID:
-        return uuid.UUID(hex=self.run_key)
-
-    @property
-    def job_id(self) -> uuid.UUID:
-        return uuid.UUID(hex=self.job_key)
-
-
-@dataclass(slots=True)
-class RunResult:
-    ticket: RunTicket
-    succeeded: bool
-    log: str
-    started_at: datetime
-    finished_at: datetime
 
 
 # --- adapting values for raw SQL ---------------------------------------------------------

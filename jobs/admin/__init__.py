@@ -37,7 +37,6 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from jobs import engine
-from jobs.forms import TimeZoneSelect, mark_schedule_switch
 from jobs.models import (
     NAME_MAX_LENGTH,
     Job,
@@ -45,6 +44,7 @@ from jobs.models import (
     JobState,
     NotificationAttempt,
 )
+from jobs.web.forms import TimeZoneSelect, mark_schedule_switch
 
 # Counting runs stops here: "more than 10,000" costs a bounded scan, an exact count a full one.
 RUN_COUNT_CAP = 10_000

@@ -38,7 +38,7 @@ from django.utils import timezone
 from jobs import conf
 from jobs.engine import JOB_TABLE, RUN_TABLE, _writing, dialect
 from jobs.models import FINISHED_STATUSES
-from jobs.wal import Checkpointer
+from jobs.sql.sqlite.wal import Checkpointer
 
 logger = logging.getLogger(__name__)
 

@@ -34,12 +34,13 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from jobs import engine, retention
+from jobs import engine
 from jobs.engine import JOB_TABLE, RUN_TABLE, RunTicket, dialect, new_key
 from jobs.executors import ExecutionContext, Outcome, SimulatedExecutor
 from jobs.models import JobHistory
-from jobs.scheduler import Scheduler
-from jobs.wal import Checkpointer
+from jobs.runtime import retention
+from jobs.runtime.scheduler import Scheduler
+from jobs.sql.sqlite.wal import Checkpointer
 
 Result = dict[str, Any]
 
@@ -1017,7 +1018,7 @@ def pages(
 
     from jobs.admin import LIST_PER_PAGE
     from jobs.models import Job
-    from jobs.pagination import Cursor
+    from jobs.web.pagination import Cursor
 
     # WhiteNoise warns that STATIC_ROOT was never collected; irrelevant to these timings.
     warnings.filterwarnings("ignore", message="No directory at")

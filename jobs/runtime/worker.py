@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 from django.db import DatabaseError, close_old_connections, connection
 
 from jobs import conf, engine, metrics
-from jobs.engine import RunResult, RunTicket
 from jobs.executors import (
     STOP_CANCELLED,
     STOP_SHUTDOWN,
@@ -28,6 +27,7 @@ from jobs.executors import (
     ExecutionContext,
     Executor,
 )
+from jobs.runs import RunResult, RunTicket
 
 logger = logging.getLogger(__name__)
 

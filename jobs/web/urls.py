@@ -1,6 +1,6 @@
 from django.urls import path
 
-from jobs import views
+from jobs.web import views
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),

@@ -1,6 +1,6 @@
 """The screens: dashboard, jobs, history. Thin: they read, render, and call engine.
 
-Every page needs a login (jobs.middleware.LoginRequiredMiddleware) except /healthz.
+Every page needs a login (jobs.web.middleware.LoginRequiredMiddleware) except /healthz.
 State changes are POST only and redirect afterwards; the live parts of a page are
 re-requested by htmx, which gets the fragment template alone.
 """
@@ -23,12 +23,12 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from jobs import dashboard as dashboard_data
 from jobs import engine
-from jobs.forms import HistoryFilterForm, JobFilterForm, JobForm
 from jobs.models import Job, JobHistory
-from jobs.pagination import Cursor, run_page
-from jobs.stats import job_run_stats, runs_matching_job_name
+from jobs.web import dashboard as dashboard_data
+from jobs.web.forms import HistoryFilterForm, JobFilterForm, JobForm
+from jobs.web.pagination import Cursor, run_page
+from jobs.web.stats import job_run_stats, runs_matching_job_name
 
 JOBS_PER_PAGE = 50
 JOB_RUNS_PER_PAGE = 20

@@ -1,0 +1,62 @@
+"""The vocabulary every layer shares: a run to execute (RunTicket), its outcome
+(RunResult), and run keys (ids as 32 hex digits).
+
+Nothing here touches the database: executors, workers, alerts and metrics import these
+types without importing the engine.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+
+def as_key(value: uuid.UUID | str) -> str:
+    """An id as a key: 32 hex digits (a UUID's .hex, or the key itself)."""
+    return value.hex if isinstance(value, uuid.UUID) else value
+
+
+def new_key() -> str:
+    """A random (version 4) UUID as 32 hex digits, without building a UUID object."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    return raw.hex()
+
+
+@dataclass(slots=True)
+class RunTicket:
+    """Everything a worker needs to execute one run, without reading the database again."""
+
+    run_key: str  # the run's id, 32 hex digits
+    job_key: str  # the job's id, 32 hex digits
+    job_name: str
+    command: str
+    scheduled_for: datetime
+    attempt: int
+    max_retries: int
+    retry_backoff_seconds: int
+    # The job's limits and simulation settings (None: no timeout / the JOBS_SIM_* default).
+    timeout_seconds: int | None = None
+    sim_failure_rate: float | None = None
+    sim_min_seconds: float | None = None
+    sim_max_seconds: float | None = None
+
+    @property
+    def run_id(self) -> uuid.UUID:
+        return uuid.UUID(hex=self.run_key)
+
+    @property
+    def job_id(self) -> uuid.UUID:
+        return uuid.UUID(hex=self.job_key)
+
+
+@dataclass(slots=True)
+class RunResult:
+    ticket: RunTicket
+    succeeded: bool
+    log: str
+    started_at: datetime
+    finished_at: datetime
