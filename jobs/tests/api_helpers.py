@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -18,25 +17,9 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from jobs import engine
-from jobs.models import Job, JobHistory, ScheduleType
+from jobs.models import Job, JobHistory
 from jobs.runs import RunResult
-
-WORKER = "test-host:1/w1"
-
-
-def make_job(**fields: Any) -> Job:
-    values: dict[str, Any] = {
-        "name": f"job {uuid.uuid4().hex[:6]}",
-        "command": "echo hello",
-        "schedule_type": ScheduleType.INTERVAL,
-        "interval": 10,
-        "interval_unit": "minute",
-    }
-    values.update(fields)
-    job = Job(**values)
-    job.full_clean()
-    job.save()
-    return job
+from jobs.tests.factories import WORKER
 
 
 def make_user(username: str, *, staff: bool = False) -> Any:

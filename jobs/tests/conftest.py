@@ -1,16 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
-from typing import Any
 
 import pytest
 import time_machine
 
-from jobs.models import Job
-
-# Every time-driven test starts here unless it says otherwise.
-NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+from jobs.models import Job, JobHistory
+from jobs.tests import factories
+from jobs.tests.factories import NOW
 
 
 @pytest.fixture
@@ -22,22 +19,14 @@ def clock():
 
 @pytest.fixture
 def make_job(db) -> Callable[..., Job]:
-    """Build and save a job through Job.save(), as every entry point does."""
+    """factories.make_job, with the database enabled."""
+    return factories.make_job
 
-    def make(**fields: Any) -> Job:
-        defaults: dict[str, Any] = {
-            "name": "backup",
-            "command": "backup.sh",
-            "schedule_type": "interval",
-            "interval": 10,
-            "interval_unit": "second",
-        }
-        defaults.update(fields)
-        job = Job(**defaults)
-        job.save()
-        return job
 
-    return make
+@pytest.fixture
+def make_run(db) -> Callable[..., JobHistory]:
+    """factories.make_run, with the database enabled."""
+    return factories.make_run
 
 
 @pytest.fixture

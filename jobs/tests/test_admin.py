@@ -4,7 +4,7 @@ and the lists cost the same number of queries however big the tables are."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -27,8 +27,7 @@ from jobs.models import (
     ScheduleType,
     Trigger,
 )
-
-NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+from jobs.tests.factories import NOW
 
 JOBS_URL = "admin:jobs_job_changelist"
 RUNS_URL = "admin:jobs_jobhistory_changelist"
@@ -41,51 +40,16 @@ def frozen_clock() -> Iterator[time_machine.Traveller]:
 
 
 @pytest.fixture
-def make_job(db) -> Callable[..., Job]:
-    """A job saved through Job.save(), which computes next_run_at as every entry point does."""
-
-    def make(**fields: Any) -> Job:
-        values: dict[str, Any] = {
-            "name": "backup",
-            "command": "backup.sh",
-            "schedule_type": ScheduleType.INTERVAL,
-            "interval": 10,
-            "interval_unit": "minute",
-        }
-        values.update(fields)
-        job = Job(**values)
-        job.save()
-        return job
-
-    return make
-
-
-@pytest.fixture
-def make_run(db) -> Callable[..., JobHistory]:
-    def make(job: Job, **fields: Any) -> JobHistory:
-        at = fields.pop("at", NOW - timedelta(minutes=5))
-        values: dict[str, Any] = {
-            "scheduled_for": at,
-            "not_before": at,
-            "created_at": at,
-            "status": RunStatus.SUCCESS,
-            "started_at": at,
-            "finished_at": at + timedelta(seconds=2),
-            "worker": "host:1-0",
-            "log": "$ backup.sh\nexit status 0\n",
-        }
-        values.update(fields)
-        return JobHistory.objects.create(job=job, **values)
-
-    return make
-
-
-@pytest.fixture
 def job(make_job, make_run) -> Job:
     """A job with a run of every status, so every page has something to show."""
-    job = make_job(name="nightly <b>backup</b>", description="Copies the database.")
+    job = make_job(
+        name="nightly <b>backup</b>", description="Copies the database.", interval_unit="minute"
+    )
     for minutes, status in enumerate(RunStatus.values, start=1):
-        make_run(job, at=NOW - timedelta(minutes=minutes), status=status)
+        at = NOW - timedelta(minutes=minutes)
+        # Every run has started and finished on one worker, whatever its status.
+        finished = at + timedelta(seconds=2)
+        make_run(job, at=at, status=status, started_at=at, finished_at=finished, worker="host:1-0")
     return job
 
 
@@ -452,7 +416,7 @@ def test_run_now_creates_a_pending_manual_run(admin_client: Client, make_job) ->
 
 
 def test_enable_and_disable_go_through_the_engine(admin_client: Client, make_job) -> None:
-    job = make_job(is_active=False)
+    job = make_job(is_active=False, interval_unit="minute")
     assert job.next_run_at is None
 
     response = run_action(admin_client, JOBS_URL, "enable", [job])
@@ -489,7 +453,11 @@ def test_enabling_a_one_off_job_whose_time_passed_is_reported_not_crashed(
 
 def test_duplicate_copies_a_job_with_its_schedule_computed(admin_client: Client, make_job) -> None:
     job = make_job(
-        name="x" * NAME_MAX_LENGTH, description="d", max_retries=3, retry_backoff_seconds=60
+        name="x" * NAME_MAX_LENGTH,
+        description="d",
+        max_retries=3,
+        retry_backoff_seconds=60,
+        interval_unit="minute",
     )
     response = run_action(admin_client, JOBS_URL, "duplicate", [job])
     copy = Job.objects.exclude(pk=job.pk).get()

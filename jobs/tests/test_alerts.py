@@ -20,7 +20,8 @@ from jobs.models import (
     NotificationKind,
     RunStatus,
 )
-from jobs.tests.api_helpers import finish_run, make_job, webhook_server
+from jobs.tests.api_helpers import finish_run, webhook_server
+from jobs.tests.factories import make_job
 
 pytestmark = pytest.mark.django_db
 

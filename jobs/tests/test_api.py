@@ -17,7 +17,8 @@ from rest_framework.test import APIClient
 
 from jobs import engine
 from jobs.models import Job, JobHistory, NotificationAttempt, RunStatus, Trigger
-from jobs.tests.api_helpers import finish_run, make_job, make_user, token_client
+from jobs.tests.api_helpers import finish_run, make_user, token_client
+from jobs.tests.factories import make_job
 
 pytestmark = pytest.mark.django_db
 

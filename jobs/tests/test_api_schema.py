@@ -21,7 +21,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from jobs.tests.api_helpers import finish_run, make_job, make_user, token_client
+from jobs.tests.api_helpers import finish_run, make_user, token_client
+from jobs.tests.factories import make_job
 
 pytestmark = pytest.mark.django_db
 

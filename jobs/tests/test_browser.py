@@ -25,7 +25,8 @@ from django.utils import timezone
 
 from jobs.models import Job, JobHistory, RunStatus
 from jobs.runtime.scheduler import Scheduler
-from jobs.tests.ui_support import PASSWORD, make_job, make_run
+from jobs.tests.factories import make_job, make_run
+from jobs.tests.ui_support import PASSWORD
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
 # here between browser steps are ordinary blocking calls and safe.

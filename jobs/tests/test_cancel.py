@@ -19,10 +19,7 @@ from jobs.executors import Outcome
 from jobs.models import Job, JobHistory, JobState, RunStatus
 from jobs.runs import RunResult
 from jobs.runtime.scheduler import Scheduler
-from jobs.tests.conftest import NOW
-
-WORKER = "test-host:1/w1"
-
+from jobs.tests.factories import NOW, WORKER
 
 # --- the engine -----------------------------------------------------------------------------
 

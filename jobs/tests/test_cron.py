@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 from jobs import engine, schedules
 from jobs.models import Job, JobHistory
 from jobs.schedules import CronSchedule, plan_cron_claim
-from jobs.tests.conftest import NOW
+from jobs.tests.factories import NOW
 
 GRACE = timedelta(seconds=5)
 BERLIN = ZoneInfo("Europe/Berlin")

@@ -9,11 +9,9 @@ import pytest
 from jobs import engine
 from jobs.models import Job, JobHistory, RunStatus, Trigger
 from jobs.runs import RunResult
-from jobs.tests.conftest import NOW
+from jobs.tests.factories import NOW, WORKER
 
 pytestmark = pytest.mark.django_db
-
-WORKER = "test-host:1/w1"
 
 
 def run_to_end(tickets, *, succeeded=True, worker=WORKER, took=timedelta(0)):

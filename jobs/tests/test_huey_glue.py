@@ -10,7 +10,7 @@ from huey.contrib.djhuey import HUEY
 from jobs import engine
 from jobs.models import JobHistory, RunStatus
 from jobs.runtime.scheduler import Scheduler
-from jobs.tests.conftest import NOW
+from jobs.tests.factories import NOW
 
 
 @pytest.fixture

@@ -16,7 +16,8 @@ from jobs import engine, metrics
 from jobs.executors import ExecutionContext, SimulatedExecutor
 from jobs.models import JobHistory, SchedulerHeartbeat
 from jobs.runtime.worker import Heartbeater, run_batch
-from jobs.tests.api_helpers import finish_run, make_job
+from jobs.tests.api_helpers import finish_run
+from jobs.tests.factories import WORKER, make_job
 
 pytestmark = pytest.mark.django_db
 
@@ -161,7 +162,7 @@ def test_the_scheduler_serves_its_own_counters_updated_per_batch():
     assert {t.run_id for t in tickets} == {r.pk for r in runs}
     executed, _ = run_batch(
         tickets,
-        worker="test:1/w1",
+        worker=WORKER,
         executor=SimulatedExecutor(min_seconds=0, max_seconds=0, failure_rate=1.0),
         heartbeater=Heartbeater(interval=60),
         context=ExecutionContext(),

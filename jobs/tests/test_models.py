@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from jobs.models import Job, JobHistory
-from jobs.tests.conftest import NOW
+from jobs.tests.factories import NOW
 
 pytestmark = pytest.mark.django_db
 

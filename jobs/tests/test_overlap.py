@@ -20,10 +20,9 @@ from jobs.executors import Outcome
 from jobs.models import Job, JobHistory, JobState, RunStatus
 from jobs.runs import RunResult
 from jobs.runtime.scheduler import Scheduler
-from jobs.tests.conftest import NOW
+from jobs.tests.factories import NOW, WORKER, ticket
 from jobs.tests.processes import wait_until
 
-WORKER = "test-host:1/w1"
 EVERY = timedelta(seconds=10)
 
 
@@ -38,11 +37,8 @@ def start_one(job: Job) -> JobHistory:
 def finish(run: JobHistory, succeeded: bool = True) -> int:
     """Record the run's result as the worker holding it would."""
     now = timezone.now()
-    ticket = engine.RunTicket(
-        run.pk.hex, run.job_id.hex, run.job.name, run.job.command, run.scheduled_for, 1, 0, 0
-    )
     return engine.finish(
-        [RunResult(ticket, succeeded, "done", started_at=now, finished_at=now)], WORKER
+        [RunResult(ticket(run), succeeded, "done", started_at=now, finished_at=now)], WORKER
     )
 
 

@@ -12,10 +12,8 @@ from django.utils import timezone, translation
 
 from jobs.executors import ExecutionContext, SimulatedExecutor
 from jobs.models import Job, JobHistory, JobState, RunStatus
-from jobs.runs import RunTicket
 from jobs.runtime.scheduler import Scheduler
-from jobs.tests.conftest import NOW
-from jobs.tests.ui_support import make_job, make_run
+from jobs.tests.factories import make_job, make_run, ticket
 
 pytest_plugins = ["jobs.tests.ui_support"]
 
@@ -232,29 +230,23 @@ def test_the_admin_creates_a_cron_job(admin_client: Client):
 # --- per-job simulation ----------------------------------------------------------------------
 
 
-def _ticket(**fields) -> RunTicket:
-    return RunTicket("a" * 32, "b" * 32, "job", "cmd", NOW, 1, 0, 0, **fields)
-
-
 def test_a_job_can_make_every_simulated_run_fail():
     executor = SimulatedExecutor(min_seconds=0, max_seconds=0, failure_rate=0)
-    outcome = executor.execute(_ticket(sim_failure_rate=1.0), ExecutionContext())
+    outcome = executor.execute(ticket(sim_failure_rate=1.0), ExecutionContext())
     assert outcome.succeeded is False
     assert "simulated failure (failure rate 1)" in outcome.log
-    assert executor.execute(_ticket(), ExecutionContext()).succeeded is True
+    assert executor.execute(ticket(), ExecutionContext()).succeeded is True
 
 
 def test_a_jobs_duration_range_replaces_the_default():
     executor = SimulatedExecutor(min_seconds=0, max_seconds=0, failure_rate=0)
-    outcome = executor.execute(
-        _ticket(sim_min_seconds=0.2, sim_max_seconds=0.2), ExecutionContext()
-    )
+    outcome = executor.execute(ticket(sim_min_seconds=0.2, sim_max_seconds=0.2), ExecutionContext())
     assert "simulated run took 0.200 s" in outcome.log
 
 
 def test_a_job_range_out_of_order_against_new_defaults_runs_for_its_shortest():
     executor = SimulatedExecutor(min_seconds=0, max_seconds=0, failure_rate=0)
-    outcome = executor.execute(_ticket(sim_min_seconds=0.1), ExecutionContext())
+    outcome = executor.execute(ticket(sim_min_seconds=0.1), ExecutionContext())
     assert outcome.succeeded and "took 0.100 s" in outcome.log
 
 

@@ -15,7 +15,7 @@ from jobs.models import JobHistory, RunStatus
 from jobs.runtime import retention
 from jobs.runtime.retention import Policy, Pruner, prune_history
 from jobs.runtime.scheduler import Scheduler
-from jobs.tests.conftest import NOW
+from jobs.tests.factories import NOW
 from jobs.tests.processes import wait_until
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from django.utils import timezone
 from jobs.executors import Outcome, SimulatedExecutor
 from jobs.models import Job, JobHistory, RunStatus
 from jobs.runtime.scheduler import Scheduler
-from jobs.tests.conftest import NOW
+from jobs.tests.factories import NOW
 from jobs.tests.processes import wait_until
 
 

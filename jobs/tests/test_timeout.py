@@ -12,12 +12,11 @@ from django.utils import timezone
 from jobs import engine
 from jobs.executors import ExecutionContext, Outcome
 from jobs.models import Job, JobHistory, RunStatus
-from jobs.runs import RunResult, RunTicket
+from jobs.runs import RunResult
 from jobs.runtime.scheduler import Scheduler
 from jobs.runtime.worker import Heartbeater, execute
-from jobs.tests.conftest import NOW
-
-WORKER = "test-host:1/w1"
+from jobs.tests import factories
+from jobs.tests.factories import NOW, WORKER
 
 
 def due_now(job: Job) -> None:
@@ -77,10 +76,8 @@ def test_an_executor_that_returns_late_without_being_stopped_has_still_timed_out
             time.sleep(1.2)  # ignores context.stop
             return Outcome(succeeded=True, log="all good\n")
 
-    ticket = RunTicket(
-        "a" * 32, "b" * 32, "job", "cmd", datetime(2026, 3, 1, tzinfo=UTC), 1, 0, 0, 1
-    )
-    result = execute(Sleepy(), ticket, ExecutionContext())
+    sleepy = factories.ticket(scheduled_for=datetime(2026, 3, 1, tzinfo=UTC), timeout_seconds=1)
+    result = execute(Sleepy(), sleepy, ExecutionContext())
     assert result.succeeded is False
     assert result.log == "all good\ntimed out after 1 s: the run was stopped.\n"
 

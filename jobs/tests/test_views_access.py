@@ -11,9 +11,11 @@ from django.core.management import call_command
 from django.test import Client
 
 from jobs.models import Job, JobHistory
-from jobs.tests.ui_support import PASSWORD, make_job, make_run
+from jobs.tests.factories import make_job, make_run
+from jobs.tests.ui_support import PASSWORD
 
 pytest_plugins = ["jobs.tests.ui_support"]
+pytestmark = pytest.mark.django_db
 
 
 def _pages(job: Job, run: JobHistory) -> list[str]:
@@ -29,7 +31,6 @@ def _pages(job: Job, run: JobHistory) -> list[str]:
     ]
 
 
-@pytest.mark.django_db
 def test_every_page_sends_a_visitor_to_the_login_page(client: Client) -> None:
     job = make_job()
     run = make_run(job)
@@ -39,7 +40,6 @@ def test_every_page_sends_a_visitor_to_the_login_page(client: Client) -> None:
         assert response["Location"] == f"/accounts/login/?next={url}"
 
 
-@pytest.mark.django_db
 def test_actions_send_a_visitor_to_the_login_page_and_change_nothing(client: Client) -> None:
     job = make_job()
     for action in ("run", "toggle", "delete"):
@@ -51,14 +51,12 @@ def test_actions_send_a_visitor_to_the_login_page_and_change_nothing(client: Cli
     assert not job.runs.exists()
 
 
-@pytest.mark.django_db
 def test_an_htmx_poll_after_the_session_ended_redirects_the_whole_tab(client: Client) -> None:
     response = client.get("/jobs/", headers={"HX-Request": "true"})
     assert response.status_code == 200
     assert response["HX-Redirect"] == "/accounts/login/?next=/jobs/"
 
 
-@pytest.mark.django_db
 @pytest.mark.parametrize("url", ["/admin/", "/admin/jobs/job/", "/admin/jobs/jobhistory/"])
 def test_the_admin_keeps_its_own_login_page(client: Client, url: str) -> None:
     response = client.get(url)
@@ -66,13 +64,11 @@ def test_the_admin_keeps_its_own_login_page(client: Client, url: str) -> None:
     assert response["Location"] == f"/admin/login/?next={url}"
 
 
-@pytest.mark.django_db
 def test_the_login_page_and_healthz_need_no_login(client: Client) -> None:
     assert client.get("/accounts/login/").status_code == 200
     assert client.get("/healthz").json() == {"status": "ok"}
 
 
-@pytest.mark.django_db
 def test_a_user_logs_in_with_the_form_and_lands_on_the_dashboard(client: Client, user) -> None:
     response = client.post(
         "/accounts/login/", {"username": "alice", "password": PASSWORD}, follow=True
@@ -81,7 +77,6 @@ def test_a_user_logs_in_with_the_form_and_lands_on_the_dashboard(client: Client,
     assert response.status_code == 200
 
 
-@pytest.mark.django_db
 def test_every_page_has_a_logout_form_that_posts(signed_in: Client) -> None:
     job = make_job()
     run = make_run(job)
@@ -94,13 +89,11 @@ def test_every_page_has_a_logout_form_that_posts(signed_in: Client) -> None:
     assert signed_in.get("/").status_code == 302
 
 
-@pytest.mark.django_db
 def test_logging_out_by_get_is_refused(signed_in: Client) -> None:
     assert signed_in.get("/accounts/logout/").status_code == 405
     assert signed_in.get("/").status_code == 200
 
 
-@pytest.mark.django_db
 def test_ensureadmin_creates_one_admin_with_a_random_password_once(capsys) -> None:
     call_command("ensureadmin")
     call_command("ensureadmin")
@@ -113,7 +106,6 @@ def test_ensureadmin_creates_one_admin_with_a_random_password_once(capsys) -> No
     assert len(password) >= 12
 
 
-@pytest.mark.django_db
 @pytest.mark.parametrize("action", ["run", "toggle"])
 def test_actions_refuse_get_and_change_nothing(signed_in: Client, action: str) -> None:
     job = make_job()
@@ -123,7 +115,6 @@ def test_actions_refuse_get_and_change_nothing(signed_in: Client, action: str) -
     assert not job.runs.exists()
 
 
-@pytest.mark.django_db
 def test_the_delete_page_asks_first_and_deletes_only_on_post(signed_in: Client) -> None:
     job = make_job(name="precious")
     response = signed_in.get(f"/jobs/{job.pk}/delete/")
@@ -132,7 +123,6 @@ def test_the_delete_page_asks_first_and_deletes_only_on_post(signed_in: Client) 
     assert Job.objects.filter(pk=job.pk).exists()
 
 
-@pytest.mark.django_db
 def test_posts_without_a_csrf_token_are_refused(user) -> None:
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(user)
@@ -144,7 +134,6 @@ def test_posts_without_a_csrf_token_are_refused(user) -> None:
     assert not JobHistory.objects.exists()
 
 
-@pytest.mark.django_db
 def test_unknown_ids_give_404(signed_in: Client) -> None:
     unknown = uuid.uuid4()
     for url in (
@@ -158,7 +147,6 @@ def test_unknown_ids_give_404(signed_in: Client) -> None:
         assert signed_in.post(f"/jobs/{unknown}/{action}/").status_code == 404
 
 
-@pytest.mark.django_db
 @pytest.mark.parametrize(
     "url",
     [
@@ -175,7 +163,6 @@ def test_malformed_ids_give_404(signed_in: Client, url: str) -> None:
     assert signed_in.post(url).status_code == 404
 
 
-@pytest.mark.django_db
 def test_the_404_page_is_a_page_of_the_site(signed_in: Client, settings) -> None:
     settings.DEBUG = False
     response = signed_in.get(f"/jobs/{uuid.uuid4()}/")

@@ -10,16 +10,18 @@ from django.core.cache import cache
 from django.test import Client
 
 from jobs.models import RunStatus
-from jobs.tests.ui_support import make_job, make_run
+from jobs.tests.factories import make_job, make_run
 from jobs.web import dashboard
 
 pytest_plugins = ["jobs.tests.ui_support"]
 
-NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
+# Half past noon on 30 November 2026: mid-hour, so this hour's bar holds runs from
+# before and after it; the assertions name these hours.
+HALF_PAST_NOON = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
 
 
 @pytest.mark.django_db
-@time_machine.travel(NOW, tick=False)
+@time_machine.travel(HALF_PAST_NOON, tick=False)
 def test_it_counts_jobs_and_the_last_days_runs_by_status(signed_in: Client) -> None:
     job = make_job(name="busy")
     make_job(name="off", is_active=False)
@@ -75,7 +77,7 @@ def test_it_says_so_when_there_is_nothing_to_show(signed_in: Client) -> None:
 
 
 @pytest.mark.django_db
-@time_machine.travel(NOW, tick=False)
+@time_machine.travel(HALF_PAST_NOON, tick=False)
 def test_the_chart_stacks_each_hours_runs_by_status(signed_in: Client) -> None:
     job = make_job()
     make_run(job, status=RunStatus.SUCCESS, ago=timedelta(minutes=10))  # 12:20, this hour
@@ -96,7 +98,7 @@ def test_the_chart_stacks_each_hours_runs_by_status(signed_in: Client) -> None:
 
 
 @pytest.mark.django_db
-@time_machine.travel(NOW, tick=False)
+@time_machine.travel(HALF_PAST_NOON, tick=False)
 def test_the_chart_is_svg_in_the_page_with_hours_in_the_users_zone(signed_in: Client) -> None:
     signed_in.cookies["tz"] = "Asia/Kolkata"  # UTC+05:30
     make_run(make_job(), ago=timedelta(minutes=1))
@@ -132,12 +134,12 @@ def test_completed_hours_are_counted_once_and_the_current_hour_every_time(
     cache.clear()
     job = make_job()
     make_run(job, ago=timedelta(hours=3))
-    with time_machine.travel(NOW, tick=False):
+    with time_machine.travel(HALF_PAST_NOON, tick=False):
         with django_assert_num_queries(2):  # completed hours, then the current hour
-            first = dashboard.hourly_counts(NOW)
+            first = dashboard.hourly_counts(HALF_PAST_NOON)
         make_run(job, ago=timedelta(seconds=1))
         with django_assert_num_queries(1):  # the current hour only
-            second = dashboard.hourly_counts(NOW)
+            second = dashboard.hourly_counts(HALF_PAST_NOON)
     assert sum(hour.total for hour in second) == sum(hour.total for hour in first) + 1
     cache.clear()
 
@@ -148,8 +150,8 @@ def test_a_new_hour_counts_only_the_hour_that_just_ended(
 ) -> None:
     settings.JOBS_DASHBOARD_CACHE_SECONDS = 30
     cache.clear()
-    dashboard.hourly_counts(NOW)
+    dashboard.hourly_counts(HALF_PAST_NOON)
     with django_assert_num_queries(2):
-        hours = dashboard.hourly_counts(NOW + timedelta(hours=1))
+        hours = dashboard.hourly_counts(HALF_PAST_NOON + timedelta(hours=1))
     assert hours[-1].start == datetime(2026, 11, 30, 13, tzinfo=UTC)
     cache.clear()

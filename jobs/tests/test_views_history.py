@@ -12,13 +12,14 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from jobs.models import RunStatus
-from jobs.tests.ui_support import make_job, make_run
+from jobs.tests.factories import make_job, make_run
 from jobs.web import stats
 from jobs.web.pagination import Cursor
 
 pytest_plugins = ["jobs.tests.ui_support"]
 
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+# Noon UTC on 30 November 2026, the day the date filters' tests ask for by name.
+NOVEMBER_30 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
 def _ids(response) -> list:  # type: ignore[no-untyped-def]
@@ -64,13 +65,13 @@ def test_a_name_matching_many_jobs_is_filtered_by_a_join(signed_in: Client) -> N
 
 
 @pytest.mark.django_db
-@time_machine.travel(NOW, tick=False)
+@time_machine.travel(NOVEMBER_30, tick=False)
 def test_the_date_range_is_whole_days_in_the_users_zone(signed_in: Client) -> None:
     signed_in.cookies["tz"] = "Asia/Tokyo"
     job = make_job()
     # 29 Nov 23:30 in Tokyo is 14:30 UTC on 29 Nov; 30 Nov 00:30 in Tokyo is 15:30 UTC.
-    before = make_run(job, ago=NOW - datetime(2026, 11, 29, 14, 30, tzinfo=UTC))
-    inside = make_run(job, ago=NOW - datetime(2026, 11, 29, 15, 30, tzinfo=UTC))
+    before = make_run(job, ago=NOVEMBER_30 - datetime(2026, 11, 29, 14, 30, tzinfo=UTC))
+    inside = make_run(job, ago=NOVEMBER_30 - datetime(2026, 11, 29, 15, 30, tzinfo=UTC))
     assert _ids(signed_in.get("/history/?date_from=2026-11-30&date_to=2026-11-30")) == [inside.pk]
     assert _ids(signed_in.get("/history/?date_to=2026-11-29")) == [before.pk]
 

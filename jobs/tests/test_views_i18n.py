@@ -9,15 +9,13 @@ import time_machine
 from django.test import Client
 
 from jobs.models import ScheduleType
-from jobs.tests.ui_support import make_job
+from jobs.tests.factories import NOW, make_job
 from jobs.web.middleware import TIMEZONE_COOKIE
 
 pytest_plugins = ["jobs.tests.ui_support"]
+pytestmark = pytest.mark.django_db
 
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
-
-@pytest.mark.django_db
 def test_the_browsers_language_is_used(signed_in: Client) -> None:
     response = signed_in.get("/jobs/", headers={"Accept-Language": "ja,en;q=0.5"})
     assert '<html lang="ja">' in response.text
@@ -26,7 +24,6 @@ def test_the_browsers_language_is_used(signed_in: Client) -> None:
     assert '<html lang="en">' in english.text
 
 
-@pytest.mark.django_db
 def test_the_language_menu_switches_to_japanese_and_back(signed_in: Client) -> None:
     page = signed_in.get("/history/")
     assert 'action="/i18n/setlang/"' in page.text
@@ -38,14 +35,12 @@ def test_the_language_menu_switches_to_japanese_and_back(signed_in: Client) -> N
     assert "Log out" in signed_in.get("/").text
 
 
-@pytest.mark.django_db
 def test_the_login_page_can_switch_language_too(client: Client) -> None:
     response = client.post("/i18n/setlang/", {"language": "ja", "next": "/accounts/login/"})
     assert response.status_code == 302
     assert "ログイン" in client.get("/accounts/login/").text
 
 
-@pytest.mark.django_db
 @time_machine.travel(NOW, tick=False)
 def test_japanese_pages_say_the_schedule_and_form_errors_in_japanese(signed_in: Client) -> None:
     signed_in.post("/i18n/setlang/", {"language": "ja", "next": "/"})
@@ -59,7 +54,6 @@ def test_japanese_pages_say_the_schedule_and_form_errors_in_japanese(signed_in: 
     assert "間隔は 1 以上にしてください。" in response.text
 
 
-@pytest.mark.django_db
 @time_machine.travel(NOW, tick=False)
 def test_times_are_shown_in_the_zone_the_browser_reported(signed_in: Client) -> None:
     make_job(
@@ -75,7 +69,6 @@ def test_times_are_shown_in_the_zone_the_browser_reported(signed_in: Client) -> 
     assert "2026-12-01 09:00" in text  # midnight UTC
 
 
-@pytest.mark.django_db
 @pytest.mark.parametrize("cookie", ["Mars/Olympus_Mons", "../../etc/passwd", "", "UTC; x"])
 def test_an_unknown_zone_falls_back_to_the_sites_zone(signed_in: Client, cookie: str) -> None:
     signed_in.cookies[TIMEZONE_COOKIE] = cookie
@@ -84,7 +77,6 @@ def test_an_unknown_zone_falls_back_to_the_sites_zone(signed_in: Client, cookie:
     assert "Time zone: UTC" in response.text
 
 
-@pytest.mark.django_db
 def test_pages_load_scripts_and_styles_only_from_this_site(signed_in: Client) -> None:
     text = signed_in.get("/").text
     assert "/static/jobs/vendor/bootstrap/bootstrap.min.css" in text

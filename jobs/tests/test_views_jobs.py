@@ -10,11 +10,11 @@ from django.test import Client
 from django.utils import timezone
 
 from jobs.models import IntervalUnit, Job, JobHistory, RunStatus, ScheduleType, Trigger
-from jobs.tests.ui_support import make_job, make_run
+from jobs.tests.factories import NOW, make_job, make_run
 
 pytest_plugins = ["jobs.tests.ui_support"]
+pytestmark = pytest.mark.django_db
 
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 XSS = "<script>alert(1)</script>"
 
 
@@ -40,7 +40,6 @@ def _form(**overrides: object) -> dict[str, object]:
 # --- the list -----------------------------------------------------------------------
 
 
-@pytest.mark.django_db
 def test_the_list_shows_name_schedule_state_and_times(signed_in: Client) -> None:
     job = make_job(name="reports", interval=10, interval_unit=IntervalUnit.MINUTE)
     make_run(job, status=RunStatus.RUNNING)
@@ -56,7 +55,6 @@ def test_the_list_shows_name_schedule_state_and_times(signed_in: Client) -> None
     assert 'role="switch"' in row and " checked" in row
 
 
-@pytest.mark.django_db
 def test_the_list_searches_by_name_and_filters_by_state_and_active(signed_in: Client) -> None:
     ok = make_job(name="backup ok")
     make_run(ok, status=RunStatus.SUCCESS)
@@ -80,7 +78,6 @@ def test_the_list_searches_by_name_and_filters_by_state_and_active(signed_in: Cl
     assert names("active=yes&q=report") == {"report running"}
 
 
-@pytest.mark.django_db
 def test_a_bad_filter_is_reported_and_the_others_still_apply(signed_in: Client) -> None:
     make_job(name="alpha")
     make_job(name="beta")
@@ -90,7 +87,6 @@ def test_a_bad_filter_is_reported_and_the_others_still_apply(signed_in: Client) 
     assert "Select a valid choice" in response.text
 
 
-@pytest.mark.django_db
 def test_the_list_shows_50_jobs_a_page(signed_in: Client) -> None:
     for index in range(51):
         make_job(name=f"job {index:02d}")
@@ -102,7 +98,6 @@ def test_the_list_shows_50_jobs_a_page(signed_in: Client) -> None:
     assert signed_in.get("/jobs/?page=999").context["page"].number == 2
 
 
-@pytest.mark.django_db
 def test_the_list_polls_and_htmx_gets_only_the_table(signed_in: Client) -> None:
     make_job(name="polled")
     page = signed_in.get("/jobs/?q=pol")
@@ -117,7 +112,6 @@ def test_the_list_polls_and_htmx_gets_only_the_table(signed_in: Client) -> None:
 # --- the form -----------------------------------------------------------------------
 
 
-@pytest.mark.django_db
 @time_machine.travel(NOW, tick=False)
 def test_creating_an_interval_job_computes_its_next_run(signed_in: Client) -> None:
     response = signed_in.post("/jobs/new/", _form())
@@ -128,7 +122,6 @@ def test_creating_an_interval_job_computes_its_next_run(signed_in: Client) -> No
     assert job.schedule_text == "every 10 minutes"
 
 
-@pytest.mark.django_db
 @time_machine.travel(NOW, tick=False)
 def test_a_once_time_is_read_in_the_users_time_zone(signed_in: Client) -> None:
     signed_in.cookies["tz"] = "Asia/Tokyo"
@@ -145,7 +138,6 @@ def test_a_once_time_is_read_in_the_users_time_zone(signed_in: Client) -> None:
     assert "Asia/Tokyo" in form.text
 
 
-@pytest.mark.django_db
 @pytest.mark.parametrize(
     ("overrides", "field", "message"),
     [
@@ -182,7 +174,6 @@ def test_a_bad_value_gets_a_message_at_its_field_and_nothing_is_saved(
     assert not Job.objects.exists()
 
 
-@pytest.mark.django_db
 def test_a_bad_edit_changes_nothing(signed_in: Client) -> None:
     job = make_job(name="steady", interval=5)
     response = signed_in.post(f"/jobs/{job.pk}/edit/", _form(name="", interval="0"))
@@ -192,7 +183,6 @@ def test_a_bad_edit_changes_nothing(signed_in: Client) -> None:
     assert (job.name, job.interval) == ("steady", 5)
 
 
-@pytest.mark.django_db
 @time_machine.travel(NOW, tick=False)
 def test_editing_the_schedule_moves_the_next_run(signed_in: Client) -> None:
     job = make_job(interval=10)
@@ -205,7 +195,6 @@ def test_editing_the_schedule_moves_the_next_run(signed_in: Client) -> None:
     assert job.next_run_at == NOW + timedelta(hours=1)
 
 
-@pytest.mark.django_db
 def test_the_form_shows_the_schedule_switch_and_loads_its_script(signed_in: Client) -> None:
     response = signed_in.get("/jobs/new/")
     assert "data-schedule-switch" in response.text
@@ -219,7 +208,6 @@ def test_the_form_shows_the_schedule_switch_and_loads_its_script(signed_in: Clie
 # --- the job page -------------------------------------------------------------------
 
 
-@pytest.mark.django_db
 def test_the_job_page_shows_settings_counts_rate_and_duration(signed_in: Client) -> None:
     job = make_job(name="stats", description="Line one\nline two", max_retries=2)
     for _ in range(3):
@@ -238,7 +226,6 @@ def test_the_job_page_shows_settings_counts_rate_and_duration(signed_in: Client)
     assert len(response.context["runs"].runs) == 5
 
 
-@pytest.mark.django_db
 def test_the_job_page_pages_its_runs_newer_and_older(signed_in: Client) -> None:
     job = make_job()
     runs = [make_run(job, ago=timedelta(minutes=index)) for index in range(45)]
@@ -254,7 +241,6 @@ def test_the_job_page_pages_its_runs_newer_and_older(signed_in: Client) -> None:
     assert [run.pk for run in back.runs] == [run.pk for run in runs[20:40]]
 
 
-@pytest.mark.django_db
 def test_a_run_page_shows_the_full_log(signed_in: Client) -> None:
     job = make_job()
     log = "".join(f"line {index}\n" for index in range(2000))
@@ -267,7 +253,6 @@ def test_a_run_page_shows_the_full_log(signed_in: Client) -> None:
 # --- actions ------------------------------------------------------------------------
 
 
-@pytest.mark.django_db
 def test_run_now_creates_a_pending_run_at_once_and_returns_to_the_page(
     signed_in: Client,
 ) -> None:
@@ -279,14 +264,12 @@ def test_run_now_creates_a_pending_run_at_once_and_returns_to_the_page(
     assert run.not_before <= timezone.now()
 
 
-@pytest.mark.django_db
 def test_actions_never_redirect_to_another_site(signed_in: Client) -> None:
     job = make_job()
     response = signed_in.post(f"/jobs/{job.pk}/run/", {"next": "https://evil.example/"})
     assert response["Location"] == f"/jobs/{job.pk}/"
 
 
-@pytest.mark.django_db
 def test_the_switch_disables_and_enables_a_job(signed_in: Client) -> None:
     job = make_job()
     signed_in.post(f"/jobs/{job.pk}/toggle/")  # the unchecked switch sends no "active"
@@ -301,7 +284,6 @@ def test_the_switch_disables_and_enables_a_job(signed_in: Client) -> None:
     assert job.is_active and job.next_run_at is not None
 
 
-@pytest.mark.django_db
 def test_enabling_a_once_job_whose_time_passed_says_why_and_changes_nothing(
     signed_in: Client,
 ) -> None:
@@ -320,7 +302,6 @@ def test_enabling_a_once_job_whose_time_passed_says_why_and_changes_nothing(
     assert not job.is_active
 
 
-@pytest.mark.django_db
 def test_deleting_a_job_deletes_its_runs(signed_in: Client) -> None:
     job = make_job(name="doomed")
     make_run(job)
@@ -334,7 +315,6 @@ def test_deleting_a_job_deletes_its_runs(signed_in: Client) -> None:
 # --- escaping -----------------------------------------------------------------------
 
 
-@pytest.mark.django_db
 def test_a_job_named_like_a_script_shows_as_text_everywhere(signed_in: Client) -> None:
     job = make_job(name=XSS, description=XSS, command=XSS)
     run = make_run(job, status=RunStatus.FAILED, log=XSS)

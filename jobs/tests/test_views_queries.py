@@ -8,9 +8,11 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from jobs.models import Job, JobHistory
-from jobs.tests.ui_support import make_job, make_many, make_run
+from jobs.tests.factories import make_job, make_run
+from jobs.tests.ui_support import make_many
 
 pytest_plugins = ["jobs.tests.ui_support"]
+pytestmark = pytest.mark.django_db
 
 # Session and user: 2 queries on every page. The rest is the page's own.
 EXPECTED = {
@@ -44,7 +46,6 @@ def _counts(client: Client, job: Job) -> dict[str, int]:
     return counts
 
 
-@pytest.mark.django_db
 def test_pages_issue_the_same_queries_for_1_job_and_for_500_jobs_with_5000_runs(
     signed_in: Client,
 ) -> None:

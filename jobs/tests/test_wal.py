@@ -11,7 +11,7 @@ from jobs.models import JobHistory, RunStatus
 from jobs.runtime import retention
 from jobs.runtime.scheduler import Scheduler
 from jobs.sql.sqlite.wal import Checkpointer
-from jobs.tests.conftest import NOW
+from jobs.tests.factories import NOW
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -1,11 +1,10 @@
-"""Fixtures and factories shared by the screens' tests (test_views_*.py, test_browser.py).
+"""Fixtures and a bulk builder shared by the screens' tests (test_views_*.py, test_browser.py).
 
 Kept out of conftest.py so that each test module says what it uses.
 """
 
 from __future__ import annotations
 
-import itertools
 import uuid
 from datetime import timedelta
 
@@ -17,50 +16,6 @@ from django.utils import timezone
 from jobs.models import IntervalUnit, Job, JobHistory, RunStatus, ScheduleType, Trigger
 
 PASSWORD = "correct horse battery staple"
-_distinct = itertools.count()
-
-
-def make_job(**fields: object) -> Job:
-    """A valid job saved the way the form saves it (so next_run_at is computed)."""
-    values: dict[str, object] = {
-        "name": f"job {next(_distinct)}",
-        "command": "echo hello",
-        "schedule_type": ScheduleType.INTERVAL,
-        "interval": 10,
-        "interval_unit": IntervalUnit.MINUTE,
-    }
-    values.update(fields)
-    job = Job(**values)
-    job.full_clean()
-    job.save()
-    return job
-
-
-def make_run(
-    job: Job,
-    *,
-    status: str = RunStatus.SUCCESS,
-    ago: timedelta = timedelta(minutes=1),
-    took: timedelta = timedelta(seconds=2),
-    log: str = "",
-) -> JobHistory:
-    """A run created `ago` before now; finished ones took `took`."""
-    # A distinct microsecond per run keeps (job, scheduled_for, attempt) unique.
-    created = timezone.now() - ago - timedelta(microseconds=next(_distinct))
-    started = None if status == RunStatus.PENDING else created
-    finished = created + took if status in (RunStatus.SUCCESS, RunStatus.FAILED) else None
-    return JobHistory.objects.create(
-        job=job,
-        scheduled_for=created,
-        not_before=created,
-        created_at=created,
-        status=status,
-        started_at=started,
-        finished_at=finished,
-        heartbeat_at=started,
-        log=log,
-        worker="" if started is None else "test:1/w1",
-    )
 
 
 def make_many(jobs: int, runs: int) -> list[Job]:
