@@ -6,3 +6,11 @@ class JobsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "jobs"
     verbose_name = _("Job scheduler")
+
+    def ready(self) -> None:
+        # The engine emits events; what acts on them subscribes here, so the engine
+        # never imports alerting code.
+        from jobs import alerts
+        from jobs.engine import events
+
+        events.on_runs_finished(alerts.runs_finished)

@@ -13,6 +13,8 @@ from huey.contrib.djhuey import db_periodic_task, db_task, on_shutdown
 
 from jobs import alerts, conf
 from jobs.runtime import worker
+from jobs.runtime.pool import HueyHandoff
+from jobs.runtime.scheduler import Scheduler
 
 logger = logging.getLogger(__name__)
 
@@ -48,9 +50,7 @@ def scheduler_pass() -> None:
     """
     if not settings.JOBS_HUEY_PERIODIC_PASS:
         return
-    from jobs.runtime.scheduler import Scheduler
-
-    stats = Scheduler(use_huey=True).run_pass()
+    stats = Scheduler(handoff=HueyHandoff(send_runs)).run_pass()
     logger.info(
         "periodic pass: claimed %d, handed out %d, reaped %d",
         stats.claimed,

@@ -2,7 +2,8 @@
 
 How an alert travels:
 
-1. engine.finish() and engine.reap() call `runs_finished()` inside their transaction,
+1. engine.finish() and engine.reap() emit their runs_finished event inside their
+   transaction (`runs_finished()` here listens to it, subscribed in jobs/apps.py),
    before the jobs' last-run fields move. It costs one query per batch: the batch's
    jobs that have alerts turned on, with their previous last_run_status. A failed run
    of a job with notify_on_failure makes a *failure* notice; a successful run of a job
@@ -28,10 +29,8 @@ import queue
 import threading
 import urllib.error
 import urllib.request
-import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -39,8 +38,10 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import close_old_connections, connection, transaction
+from django.urls import reverse
 
 from jobs import metrics
+from jobs.engine.events import FinishedRun
 from jobs.models import (
     Job,
     JobHistory,
@@ -50,6 +51,7 @@ from jobs.models import (
     NotificationStatus,
     RunStatus,
 )
+from jobs.sql.base import Operations
 
 logger = logging.getLogger(__name__)
 
@@ -57,9 +59,6 @@ LOG_TAIL_CHARS = 2000
 ERROR_MAX_CHARS = 1000
 QUEUE_SIZE = 10_000
 USER_AGENT = "django-job-scheduler-alerts/1"
-# Job ids per `IN (...)` query: well under SQLite's bound-parameter limit.
-_IDS_PER_QUERY = 500
-JOB_TABLE = Job._meta.db_table
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,50 +68,31 @@ class Notice:
     kind: str  # NotificationKind
 
 
-# --- 1. deciding what to send (called by the engine) -------------------------------------
-
-_WATCHED_SQL = (
-    f"SELECT id, last_run_status, notify_on_failure, notify_on_recovery FROM {JOB_TABLE} "
-    f"WHERE (notify_on_failure OR notify_on_recovery) AND id IN "
-)
+# --- 1. deciding what to send (subscribed to the engine's runs_finished) -----------------
 
 
-def _key(value: uuid.UUID | str) -> str:
-    return value.hex if isinstance(value, uuid.UUID) else str(value)
+def runs_finished(ops: Operations, finished: Sequence[FinishedRun]) -> None:
+    """Listener of the engine's runs_finished event (subscribed in jobs/apps.py).
 
-
-def runs_finished(
-    entries: Iterable[tuple[str | uuid.UUID, str | uuid.UUID, datetime, bool]],
-) -> None:
-    """Hook for engine.finish/reap: `entries` are (job key, run key, started_at, succeeded).
-
-    Call it inside the engine's transaction, before the jobs' last_run_status is
+    Called inside the engine's transaction, before the jobs' last_run_status is
     updated: recovery is "success after the job's previous run failed". Costs one
     query per batch (by primary key) when no job of the batch has alerts.
     """
-    entries = [(_key(job), _key(run), started_at, ok) for job, run, started_at, ok in entries]
-    if not entries:
+    if not finished:
         return
-    job_keys = list({entry[0] for entry in entries})
-    watched: dict[str, tuple[str, bool, bool]] = {}
-    with connection.cursor() as cursor:
-        for start in range(0, len(job_keys), _IDS_PER_QUERY):
-            chunk = job_keys[start : start + _IDS_PER_QUERY]
-            cursor.execute(_WATCHED_SQL + f"({', '.join(['%s'] * len(chunk))})", chunk)
-            for raw_id, status, on_failure, on_recovery in cursor.fetchall():
-                watched[_key(raw_id)] = (status, bool(on_failure), bool(on_recovery))
+    watched = {job.key: job for job in ops.watched_jobs(list({f.job_key for f in finished}))}
     if not watched:
         return
-    previous = {job_key: values[0] for job_key, values in watched.items()}
+    previous = {key: job.last_run_status for key, job in watched.items()}
     notices: list[Notice] = []
-    mine = sorted((e for e in entries if e[0] in watched), key=lambda e: e[2])
-    for job_key, run_key, _started_at, succeeded in mine:
-        _, on_failure, on_recovery = watched[job_key]
-        if not succeeded and on_failure:
-            notices.append(Notice(run_key, job_key, NotificationKind.FAILURE))
-        elif succeeded and on_recovery and previous[job_key] == RunStatus.FAILED:
-            notices.append(Notice(run_key, job_key, NotificationKind.RECOVERY))
-        previous[job_key] = RunStatus.SUCCESS if succeeded else RunStatus.FAILED
+    mine = sorted((f for f in finished if f.job_key in watched), key=lambda f: f.started_at)
+    for run in mine:
+        job = watched[run.job_key]
+        if not run.succeeded and job.notify_on_failure:
+            notices.append(Notice(run.run_key, run.job_key, NotificationKind.FAILURE))
+        elif run.succeeded and job.notify_on_recovery and previous[run.job_key] == RunStatus.FAILED:
+            notices.append(Notice(run.run_key, run.job_key, NotificationKind.RECOVERY))
+        previous[run.job_key] = RunStatus.SUCCESS if run.succeeded else RunStatus.FAILED
     if notices:
         transaction.on_commit(partial(dispatch, notices))
 
@@ -303,7 +283,7 @@ def deliver(notice: Notice, *, wait: Callable[[float], Any] | None = None) -> li
 
 def dashboard_url(job: Job) -> str:
     """The job's page: absolute with JOBS_BASE_URL set, else the path."""
-    return f"{settings.JOBS_BASE_URL}/jobs/{job.pk}/"
+    return f"{settings.JOBS_BASE_URL}{reverse('job_detail', args=[job.pk])}"
 
 
 def build_payload(run: JobHistory, kind: str) -> dict[str, Any]:

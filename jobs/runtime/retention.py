@@ -32,13 +32,11 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db import connection, transaction
 from django.utils import timezone
 
 from jobs import conf
-from jobs.engine import JOB_TABLE, RUN_TABLE, _writing, dialect
-from jobs.models import FINISHED_STATUSES
-from jobs.sql.sqlite.wal import Checkpointer
+from jobs.sql import store
+from jobs.sql.rows import PruneEdge
 
 logger = logging.getLogger(__name__)
 
@@ -55,11 +53,6 @@ SLICE_PAUSE = 0.1
 FULL_ROUND_EVERY = 3600.0
 # Clocks of several machines differ: probe jobs that ran a little before the last round.
 CLOCK_MARGIN = timedelta(seconds=60)
-
-_FINISHED = [status.value for status in FINISHED_STATUSES]
-# Written into the SQL rather than bound: SQLite plans a statement again on every
-# execution when a bound value decides whether a partial index applies (engine.py).
-_FINISHED_IN = "status IN (" + ", ".join(f"'{status}'" for status in _FINISHED) + ")"
 
 
 @dataclass(frozen=True)
@@ -174,19 +167,19 @@ class Pruner:
     def _age_cutoff(self, now: datetime) -> object | None:
         if self.policy.max_age is None:
             return None
-        return dialect().dt(now - self.policy.max_age)
+        return store().adapt_datetime(now - self.policy.max_age)
 
     def _prune_by_age(self, now: datetime, out_of_time) -> bool:  # type: ignore[no-untyped-def]
         cutoff = self._age_cutoff(now)
         if cutoff is None:
             return True
-        where = f"created_at < %s AND {_FINISHED_IN}"
         if self.dry_run:
-            self.stats.deleted += self._count(where, [cutoff])
+            with store().reading() as ops:
+                self.stats.deleted += ops.count_finished_before(cutoff)
             return True
         # Oldest first, through index jobs_run_recent.
         while True:
-            deleted = self._delete(where, [cutoff], "created_at")
+            deleted = self._delete(lambda ops: ops.delete_finished_before(cutoff, self.batch))
             if deleted < self.batch:
                 return True
             if out_of_time():
@@ -195,15 +188,9 @@ class Pruner:
     # --- the per-job rule -----------------------------------------------------------
 
     def _next_page(self, current: _Round) -> None:
-        d = dialect()
-        after = "" if current.after is None else "WHERE id > %s "
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT id, {d.text('last_run_at')} FROM {JOB_TABLE} {after}ORDER BY id LIMIT %s",
-                ([] if current.after is None else [current.after]) + [JOB_PAGE],
-            )
-            rows = cursor.fetchall()
-        current.jobs = [(d.key_out(key), d.dt_out(last)) for key, last in rows]
+        with store().reading() as ops:
+            rows = ops.job_page(current.after, JOB_PAGE)
+        current.jobs = [(row.key, row.last_run_at) for row in rows]
         current.position = 0
         if rows:
             current.after = current.jobs[-1][0]
@@ -211,35 +198,16 @@ class Pruner:
 
     def _prune_job(self, job_key: str, now: datetime, out_of_time) -> bool:  # type: ignore[no-untyped-def]
         """Delete the job's finished runs beyond its newest N; False if out of time."""
-        d = dialect()
         self.stats.jobs_probed += 1
-        with connection.cursor() as cursor:
-            # The newest run beyond the N kept: a walk of N entries of the unique
-            # (job_id, scheduled_for, attempt) index, without reading the table.
-            cursor.execute(
-                f"SELECT {d.text('scheduled_for')}, attempt FROM {RUN_TABLE} WHERE job_id = %s "
-                f"ORDER BY scheduled_for DESC, attempt DESC LIMIT 1 OFFSET %s",
-                [job_key, self.policy.keep_per_job],
-            )
-            edge = cursor.fetchone()
-        if edge is None:
-            return True
-        scheduled_for, attempt = edge
-        where = (
-            "job_id = %s AND (scheduled_for < %s OR (scheduled_for = %s AND attempt <= %s)) "
-            f"AND {_FINISHED_IN}"
-        )
-        params = [job_key, scheduled_for, scheduled_for, attempt]
-        if self.dry_run:
-            # Runs the age rule takes are counted there already.
-            cutoff = self._age_cutoff(now)
-            if cutoff is not None:
-                where += " AND created_at >= %s"
-                params.append(cutoff)
-            self.stats.deleted += self._count(where, params)
+        with store().reading() as ops:
+            edge: PruneEdge | None = ops.prune_edge(job_key, self.policy.keep_per_job)
+            if edge is not None and self.dry_run:
+                # Runs the age rule takes are counted there already.
+                self.stats.deleted += ops.count_beyond(job_key, edge, self._age_cutoff(now))
+        if edge is None or self.dry_run:
             return True
         while True:
-            deleted = self._delete(where, params, "scheduled_for, attempt")
+            deleted = self._delete(lambda ops: ops.delete_beyond(job_key, edge, self.batch))
             if deleted < self.batch:
                 return True
             if out_of_time():
@@ -247,25 +215,13 @@ class Pruner:
 
     # --- statements -----------------------------------------------------------------
 
-    def _count(self, where: str, params: list) -> int:
-        with connection.cursor() as cursor:
-            cursor.execute(f"SELECT COUNT(*) FROM {RUN_TABLE} WHERE {where}", params)
-            return int(cursor.fetchone()[0])
-
-    def _delete(self, where: str, params: list, order: str) -> int:
-        """One DELETE of at most `batch` runs, oldest first: its own short transaction."""
-        sql = (
-            f"DELETE FROM {RUN_TABLE} WHERE id IN "
-            f"(SELECT id FROM {RUN_TABLE} WHERE {where} ORDER BY {order} LIMIT %s)"
-        )
-        # A transaction of its own, like every engine write (on SQLite, BEGIN IMMEDIATE
-        # under the process's writer lock).
-        with _writing():
+    def _delete(self, delete) -> int:  # type: ignore[no-untyped-def]
+        """One DELETE of at most `batch` runs, oldest first: its own short transaction,
+        like every engine write (on SQLite, BEGIN IMMEDIATE under the writer lock)."""
+        with store().transaction() as ops:
             began = time.perf_counter()
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute(sql, [*params, self.batch])
-                deleted = cursor.rowcount
-            held = time.perf_counter() - began
+            deleted = delete(ops)
+        held = time.perf_counter() - began
         self.stats.statements += 1
         self.stats.deleted += deleted
         self.stats.longest_statement = max(self.stats.longest_statement, held)
@@ -287,8 +243,9 @@ def prune_history(
     `batch` runs per DELETE). Returns how many were deleted (would be, with dry_run)."""
     pruner = Pruner(policy, batch=batch, dry_run=dry_run)
     # On SQLite the log is checkpointed beside the deletes, not inside one of them while
-    # it holds the write lock (jobs/wal.py): a long catch-up must not stall schedulers.
-    with contextlib.nullcontext() if dry_run else Checkpointer():
+    # it holds the write lock (jobs/sql/sqlite/wal.py): a long catch-up must not stall
+    # schedulers.
+    with contextlib.nullcontext() if dry_run else store().checkpointer():
         pruner.step(now)
     return pruner.stats.deleted
 

@@ -26,6 +26,7 @@ from jobs.executors import (
     STOP_TIMEOUT,
     ExecutionContext,
     Executor,
+    load_executor,
 )
 from jobs.runs import RunResult, RunTicket
 
@@ -299,8 +300,6 @@ def _resources() -> tuple[Executor, Heartbeater]:
     global _process_resources
     with _process_lock:
         if _process_resources is None:
-            from jobs.executors import load_executor
-
             _process_resources = (load_executor(), Heartbeater().start())
         return _process_resources
 

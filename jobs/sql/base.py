@@ -196,6 +196,12 @@ class Store:
             yield Operations(self, cursor)
 
     @contextmanager
+    def writing(self) -> Iterator[None]:
+        """A write transaction for ORM statements (the writer lock, then atomic)."""
+        with self.writer_lock(), transaction.atomic():
+            yield
+
+    @contextmanager
     def reading(self) -> Iterator[Operations]:
         """Reads outside a write transaction."""
         with self.driver_cursor() as cursor:

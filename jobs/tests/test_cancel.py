@@ -140,7 +140,7 @@ def test_a_run_cancelled_before_its_worker_gets_to_it_is_not_executed(make_job, 
     scheduler = Scheduler(workers=1, executor=Recording())
     scheduler.start_workers()
     try:
-        scheduler._enqueue(tickets)
+        scheduler.handoff.hand(tickets)
         assert scheduler.wait_idle(timeout=10)
     finally:
         scheduler.shutdown()

@@ -9,7 +9,9 @@ from huey.contrib.djhuey import HUEY
 
 from jobs import engine
 from jobs.models import JobHistory, RunStatus
+from jobs.runtime.pool import HueyHandoff
 from jobs.runtime.scheduler import Scheduler
+from jobs.tasks import send_runs
 from jobs.tests.factories import NOW
 
 
@@ -28,7 +30,7 @@ def test_a_pass_in_huey_mode_hands_due_runs_to_huey_workers(
     for i in range(120):
         make_job(name=f"job {i}")
     clock.move_to(NOW + timedelta(seconds=10))
-    stats = Scheduler(use_huey=True).run_pass()
+    stats = Scheduler(handoff=HueyHandoff(send_runs)).run_pass()
     assert stats.claimed == 120 and stats.fed == 120
     assert JobHistory.objects.filter(status=RunStatus.SUCCESS).count() == 120
     assert not JobHistory.objects.filter(dispatched_at__isnull=True).exists()

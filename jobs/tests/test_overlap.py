@@ -214,5 +214,5 @@ def test_replace_stops_the_run_a_worker_thread_is_executing(make_job, settings):
         assert second.status == RunStatus.RUNNING
     finally:
         scheduler.context.stop.set()
-        scheduler.heartbeater.wake()
+        scheduler.handoff.heartbeater.wake()
         scheduler.shutdown()

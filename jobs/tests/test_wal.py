@@ -96,7 +96,7 @@ def test_the_thread_checkpoints_on_its_own_and_once_more_when_stopped(make_job):
 @sqlite_only
 def test_the_scheduler_checkpoints_while_its_workers_run_and_hands_back_after():
     configured = autocheckpoint_here()
-    scheduler = Scheduler(workers=1, use_huey=False)
+    scheduler = Scheduler(workers=1)
     scheduler.start_workers()
     try:
         assert scheduler.checkpointer.running

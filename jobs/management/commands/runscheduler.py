@@ -8,7 +8,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from jobs import alerts, conf, metrics
+from jobs.runtime.pool import HueyHandoff
 from jobs.runtime.scheduler import DEFAULT_TICK, DEFAULT_WORKERS, Scheduler
+from jobs.tasks import send_runs
 
 MAX_WORKERS = 256
 
@@ -92,13 +94,15 @@ class Command(BaseCommand):
         if options["once"]:
             # One pass, run to the end here: even with Huey configured, --once executes
             # in this process so that it returns when the work is done.
-            scheduler = Scheduler(workers=options["workers"], tick=options["tick"], use_huey=False)
+            scheduler = Scheduler(workers=options["workers"], tick=options["tick"])
             stats = scheduler.run_once()
             self.stdout.write(
                 f"claimed {stats.claimed} runs, ran {stats.fed}, reaped {stats.reaped}"
             )
             return
-        scheduler = Scheduler(workers=options["workers"], tick=options["tick"])
+        # With Huey, runs are handed to `run_huey` workers instead of this process's threads.
+        handoff = HueyHandoff(send_runs) if conf.uses_huey() else None
+        scheduler = Scheduler(workers=options["workers"], tick=options["tick"], handoff=handoff)
 
         def stop(signum: int, frame: object) -> None:
             # Only set a flag: the loop notices it between units of work.

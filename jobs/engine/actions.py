@@ -1,0 +1,124 @@
+"""What operators do to runs from the screens, the admin and the API: run now, retry,
+cancel. Single rows, so written with the ORM (except cancel, whose conditional update
+returns what the job's outcome needs), each in a write transaction of the store."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+from django.utils.translation import gettext
+
+from jobs.models import Job, JobHistory, RunStatus, Trigger
+from jobs.runs import as_key
+from jobs.sql import store
+from jobs.sql.rows import JobStatus
+
+logger = logging.getLogger("jobs.engine")
+
+
+def run_now(job: Job, now: datetime | None = None) -> JobHistory:
+    """Create a pending run of `job` that may start at once (the "Run now" button)."""
+    now = now or timezone.now()
+    for _ in range(5):
+        try:
+            with store().writing():
+                return JobHistory.objects.create(
+                    job=job,
+                    scheduled_for=now,
+                    not_before=now,
+                    attempt=1,
+                    trigger=Trigger.MANUAL,
+                    created_at=now,
+                )
+        except IntegrityError:
+            # Two presses in the same microsecond: the occurrence is taken, use the next.
+            now += timedelta(microseconds=1)
+    raise RuntimeError("could not create a manual run")
+
+
+class RetryRefused(Exception):
+    """retry_run() declined; the message says why, in words fit for the user."""
+
+
+def retry_run(run: JobHistory, now: datetime | None = None) -> JobHistory:
+    """Create the next attempt of a failed run, to start at once (the admin's "retry").
+
+    Only a failed run that has no later attempt yet can be retried, so a double click,
+    two operators, or the scheduler's own automatic retry never add a second next
+    attempt: the unique (job, scheduled_for, attempt) constraint settles any race.
+    An operator's retry is allowed beyond the job's max_retries, like "run now".
+    Raises RetryRefused otherwise.
+    """
+    now = now or timezone.now()
+    attempts = JobHistory.objects.filter(job_id=run.job_id, scheduled_for=run.scheduled_for)
+    with store().writing():
+        # Read the status again: the caller's copy may be older than the run.
+        status = attempts.filter(pk=run.pk).values_list("status", flat=True).first()
+        if status != RunStatus.FAILED:
+            raise RetryRefused(gettext("Only a failed run can be retried."))
+        # At least run.attempt, unless the run was deleted since the read above.
+        highest = attempts.aggregate(highest=Max("attempt"))["highest"] or run.attempt
+        if highest > run.attempt:
+            raise RetryRefused(gettext("This run has already been retried."))
+        try:
+            with transaction.atomic():
+                return JobHistory.objects.create(
+                    job_id=run.job_id,
+                    scheduled_for=run.scheduled_for,
+                    attempt=highest + 1,
+                    status=RunStatus.PENDING,
+                    trigger=Trigger.RETRY,
+                    not_before=now,
+                    created_at=now,
+                )
+        except IntegrityError:
+            # Someone (an operator or the scheduler) created that attempt just now.
+            raise RetryRefused(gettext("This run has already been retried.")) from None
+
+
+class CancelRefused(Exception):
+    """cancel_run() declined; the message says why, in words fit for the user."""
+
+
+def cancel_run(run: JobHistory, by: str, now: datetime | None = None) -> None:
+    """Cancel a pending or running run (the dashboard's and the admin's "cancel").
+
+    The run is marked cancelled at once, with who did it, and is not retried. A pending
+    run never starts (start() takes only pending runs). A running run's worker learns
+    within about a second (the worker's Heartbeater watches the runs it holds) and stops
+    it; finish() then leaves the run as it is, since it is no longer running. Raises
+    CancelRefused if the run has already finished.
+    """
+    now = now or timezone.now()
+    s = store()
+    note = (
+        f"\n[{now:%Y-%m-%d %H:%M:%S} UTC] cancelled by {by}.\n"
+        if by
+        else f"\n[{now:%Y-%m-%d %H:%M:%S} UTC] cancelled.\n"
+    )
+    with s.transaction() as ops:
+        cancelled = ops.cancel_run(as_key(run.pk), by, s.adapt_datetime(now), note)
+        if cancelled is None:
+            raise CancelRefused(
+                gettext(
+                    "This run has already finished: only a pending or running run can be cancelled."
+                )
+            )
+        # Its place in the job's timeline: when it started, or was due if it never did.
+        when = cancelled.started_at or cancelled.scheduled_for
+        ops.record_status_on_jobs(
+            [JobStatus(RunStatus.CANCELLED.value, cancelled.job_key, s.adapt_datetime(when))]
+        )
+    logger.info("run %s cancelled by %s", run.pk, by or "the scheduler")
+
+
+def set_active(job: Job, active: bool) -> Job:
+    """Enable or disable a job. Enabling resumes its grid at the next point to come."""
+    job.is_active = active
+    job.full_clean()
+    job.save()
+    return job

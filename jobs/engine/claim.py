@@ -1,0 +1,196 @@
+"""Claiming: due jobs become pending runs, and move on to their next occurrence.
+
+Select up to `limit` due jobs (oldest first), insert one pending run per occurrence to
+run, move each job's next_run_at (a once job is deactivated), in one short transaction.
+Whatever the vendor's way of taking the batch (jobs/sql: row locks that skip what
+another scheduler holds, or an optimistic read with a retry under the lock), the unique
+(job, scheduled_for, attempt) constraint makes a second claim of an occurrence insert
+nothing.
+
+The hot loop is plain Python over named rows; a batch whose jobs all allow overlap (the
+default) pays for the overlap policies with one comparison per job (see overlap.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import lru_cache
+
+from django.utils import timezone
+
+from jobs import conf, schedules
+from jobs.engine import overlap
+from jobs.engine.rows import pending_run
+from jobs.models import OverlapPolicy, ScheduleType, Trigger
+from jobs.runs import RunTicket, new_key
+from jobs.sql import store
+from jobs.sql.base import JobsMoved, Operations, Store
+from jobs.sql.rows import DueJob, JobMove, NewRun
+
+logger = logging.getLogger("jobs.engine")
+
+_ONCE = ScheduleType.ONCE.value
+_CRON = ScheduleType.CRON.value
+_ALLOW = OverlapPolicy.ALLOW.value
+_SCHEDULE = Trigger.SCHEDULE.value
+
+
+@dataclass(slots=True)
+class ClaimPlan:
+    tickets: list[RunTicket] = field(default_factory=list)
+    runs: list[NewRun] = field(default_factory=list)
+    moves: list[JobMove] = field(default_factory=list)
+    # What the overlap policies decided (None when every job in the batch allows overlap).
+    overlaps: overlap.OverlapPlan | None = None
+
+
+class ScheduledRun:
+    """Adds a job's scheduled occurrence to a plan: its pending run and its ticket."""
+
+    __slots__ = ("db_dispatched_at", "db_now", "plan", "store")
+
+    def __init__(self, s: Store, plan: ClaimPlan, db_now: object, db_dispatched_at: object):
+        self.store = s
+        self.plan = plan
+        self.db_now = db_now
+        self.db_dispatched_at = db_dispatched_at
+
+    def add(self, job: DueJob, scheduled_for: datetime) -> str:
+        key = new_key()
+        self.plan.runs.append(
+            pending_run(
+                self.store,
+                key=key,
+                job_key=job.key,
+                scheduled_for=scheduled_for,
+                attempt=1,
+                trigger=_SCHEDULE,
+                not_before=scheduled_for,
+                db_now=self.db_now,
+                db_dispatched_at=self.db_dispatched_at,
+            )
+        )
+        self.plan.tickets.append(
+            RunTicket(
+                run_key=key,
+                job_key=job.key,
+                job_name=job.name,
+                command=job.command,
+                scheduled_for=scheduled_for,
+                attempt=1,
+                max_retries=job.max_retries,
+                retry_backoff_seconds=job.retry_backoff_seconds,
+                timeout_seconds=job.timeout_seconds,
+                sim_failure_rate=job.sim_failure_rate,
+                sim_min_seconds=job.sim_min_seconds,
+                sim_max_seconds=job.sim_max_seconds,
+            )
+        )
+        return key
+
+
+def claim_due(
+    now: datetime | None = None, *, limit: int | None = None, dispatched: bool = False
+) -> list[RunTicket]:
+    """Claim one batch of due jobs: create their pending runs and advance them.
+
+    `dispatched`: the caller hands the runs to Huey right after this returns, so they are
+    stamped as handed out now (if the hand-over never happens, they are handed out again
+    after JOBS_REDISPATCH_SECONDS). Jobs whose overlap policy forbids or replaces
+    overlapping runs cost one more SELECT for the batch (see overlap.py).
+    """
+    now = now or timezone.now()
+    limit = limit or conf.claim_batch()
+    s = store()
+    db_now = s.adapt_datetime(now)
+
+    def plan(ops: Operations) -> ClaimPlan | None:
+        jobs = ops.due_jobs(db_now, limit)
+        return _plan(ops, jobs, now, db_now, dispatched) if jobs else None
+
+    claimed = s.claim(plan, _apply)
+    if claimed is None:
+        return []
+    tickets = claimed.plan.tickets
+    if len(claimed.inserted) != len(tickets):
+        # Someone else had already created these occurrences: theirs to run.
+        return [t for t in tickets if t.run_key in claimed.inserted]
+    return tickets
+
+
+def _apply(ops: Operations, plan: ClaimPlan, all_or_nothing: bool) -> set[str]:
+    """Write a plan; with all_or_nothing, give up (JobsMoved) if a job moved since it
+    was read, so that the caller claims again."""
+    moved = ops.move_jobs(plan.moves)
+    if all_or_nothing and moved != len(plan.moves):
+        raise JobsMoved
+    inserted = ops.insert_runs(plan.runs) if plan.runs else set()
+    if plan.overlaps:  # only when a job in the batch forbids or replaces
+        overlap.apply(ops, plan.overlaps, inserted)
+    return inserted
+
+
+def _occurrences(job: DueJob, now: datetime, grace: timedelta) -> schedules.ClaimPlan:
+    if job.schedule_type == _ONCE:
+        return schedules.plan_once_claim(
+            job.next_run_at, now, policy=job.misfire_policy, grace=grace
+        )
+    if job.schedule_type == _CRON:
+        cron = cron_schedule(job.cron_expression, job.timezone or conf.time_zone())
+        return schedules.plan_cron_claim(
+            job.next_run_at, cron, now, policy=job.misfire_policy, grace=grace
+        )
+    step = schedules.interval_step(job.interval, job.interval_unit)
+    return schedules.plan_interval_claim(
+        job.next_run_at, step, now, policy=job.misfire_policy, grace=grace
+    )
+
+
+def _plan(
+    ops: Operations, jobs: list[DueJob], now: datetime, db_now: object, dispatched: bool
+) -> ClaimPlan:
+    s = ops.store
+    grace = conf.misfire_grace()
+    plan = ClaimPlan()
+    scheduled = ScheduledRun(s, plan, db_now, db_now if dispatched else None)
+    # Jobs whose overlap policy is not "allow": their occurrences are decided after the
+    # loop, with one query for the whole batch.
+    guarded: list[overlap.Guarded] = []
+    for job in jobs:
+        try:
+            occurrences = _occurrences(job, now, grace)
+        except (schedules.ScheduleError, OverflowError, ValueError):
+            # The constraints make this unreachable; if it happens, park the job rather
+            # than let one bad row stop every claim.
+            logger.exception("job %r has an invalid schedule; deactivating it", job.name)
+            plan.moves.append(JobMove(None, False, job.key, job.read_next_run_at))
+            continue
+        if occurrences.missed:
+            logger.info(
+                "job %r missed %d occurrence(s); misfire policy %s",
+                job.name,
+                occurrences.missed,
+                job.misfire_policy,
+            )
+        if job.overlap_policy != _ALLOW and occurrences.run_at:
+            guarded.append(overlap.Guarded(job, occurrences.run_at))
+        else:
+            for scheduled_for in occurrences.run_at:
+                scheduled.add(job, scheduled_for)
+        following = occurrences.next_run_at
+        plan.moves.append(
+            JobMove(
+                s.adapt_datetime(following), following is not None, job.key, job.read_next_run_at
+            )
+        )
+    if guarded:
+        plan.overlaps = overlap.plan(ops, guarded, scheduled.add, now)
+    return plan
+
+
+@lru_cache(maxsize=1024)
+def cron_schedule(expression: str, zone_name: str) -> schedules.CronSchedule:
+    """A parsed cron schedule, kept: the same jobs are claimed again and again."""
+    return schedules.CronSchedule(expression, zone_name)

@@ -1,0 +1,43 @@
+"""What the engine tells the rest of the app: runs finished.
+
+The engine does not import the code that acts on its events (alerts): that code
+subscribes when the app starts (jobs/apps.py), so imports point one way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import NamedTuple
+
+from jobs.sql.base import Operations
+
+
+class FinishedRun(NamedTuple):
+    job_key: str
+    run_key: str
+    started_at: datetime
+    succeeded: bool
+
+
+RunsFinishedListener = Callable[[Operations, Sequence[FinishedRun]], None]
+
+_runs_finished: list[RunsFinishedListener] = []
+
+
+def on_runs_finished(listener: RunsFinishedListener) -> None:
+    """Call `listener(ops, finished)` whenever runs finish (each listener once).
+
+    It is called inside the transaction that records the outcomes, before the jobs'
+    last_run_status is updated, with that transaction's operations: a listener reads
+    the jobs' previous outcome there, and what it queues with transaction.on_commit
+    happens only if the outcomes are really written.
+    """
+    if listener not in _runs_finished:
+        _runs_finished.append(listener)
+
+
+def runs_finished(ops: Operations, finished: Sequence[FinishedRun]) -> None:
+    if finished:
+        for listener in _runs_finished:
+            listener(ops, finished)

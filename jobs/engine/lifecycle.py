@@ -1,0 +1,109 @@
+"""The life of a run after its claim: start, heartbeat, release, finish (and retry).
+
+Every state change is a conditional update whose row count (or RETURNING list) says
+whether this process won: losing a race is normal and silently skipped. The work is done
+in batches, one transaction and a handful of statements per batch of runs: per-row ORM
+saves (and even bulk_update's CASE expressions) cost several times more than the work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from django.utils import timezone
+
+from jobs.engine import events
+from jobs.engine.logs import safe_log
+from jobs.engine.rows import latest_per_job, retry_runs
+from jobs.models import RunStatus
+from jobs.runs import RunResult, RunTicket
+from jobs.sql import store
+from jobs.sql.rows import FinishedRun, JobOutcome
+
+_SUCCESS = RunStatus.SUCCESS.value
+_FAILED = RunStatus.FAILED.value
+
+
+def start(
+    tickets: Sequence[RunTicket], worker: str, now: datetime | None = None
+) -> list[RunTicket]:
+    """Move pending runs to running, for `worker`. Returns the ones this worker won.
+
+    A run that is no longer pending (another worker started it, it was cancelled or
+    deleted) is simply not returned.
+    """
+    if not tickets:
+        return []
+    s = store()
+    db_now = s.adapt_datetime(now or timezone.now())
+    with s.transaction() as ops:
+        won = ops.start_runs([t.run_key for t in tickets], worker, db_now)
+    return [t for t in tickets if t.run_key in won]
+
+
+def release(tickets: Sequence[RunTicket], worker: str) -> int:
+    """Hand runs that `worker` started but did not begin executing back to pending."""
+    if not tickets:
+        return 0
+    with store().transaction() as ops:
+        return ops.release_runs([t.run_key for t in tickets], worker)
+
+
+def heartbeat(run_keys: Iterable[str], now: datetime | None = None) -> int:
+    """Stamp running runs as alive. Returns how many are still running."""
+    keys = list(run_keys)
+    if not keys:
+        return 0
+    s = store()
+    with s.transaction() as ops:
+        return ops.heartbeat_runs(keys, s.adapt_datetime(now or timezone.now()))
+
+
+def finish(results: Sequence[RunResult], worker: str) -> int:
+    """Record the outcome of runs `worker` executed; schedule retries for failures.
+
+    Only runs still owned by `worker` (running, stamped with its name) are written: a
+    run the reaper already declared lost keeps that verdict, and its retry is not made
+    twice. Returns how many results were recorded.
+    """
+    if not results:
+        return 0
+    s = store()
+    dt = s.adapt_datetime
+    # Build the rows before taking the writer lock: this Python work then overlaps
+    # another thread's SQL (SQLite releases the GIL while it works).
+    run_rows = []
+    job_rows = []
+    for r in results:
+        status = _SUCCESS if r.succeeded else _FAILED
+        started_at = dt(r.started_at)
+        run_rows.append(
+            FinishedRun(status, started_at, dt(r.finished_at), safe_log(r.log), r.ticket.run_key)
+        )
+        job_rows.append(JobOutcome(started_at, status, r.ticket.job_key, started_at))
+    with s.transaction() as ops:
+        # Which of these runs does `worker` still own? Locked (a row lock or the write
+        # lock, by vendor) so the reaper cannot take one between check and write.
+        mine = ops.owned_runs([r.ticket.run_key for r in results], worker)
+        owned = results
+        if len(mine) != len(results):
+            keep = [r.ticket.run_key in mine for r in results]
+            owned = [r for r, k in zip(results, keep, strict=True) if k]
+            run_rows = [row for row, k in zip(run_rows, keep, strict=True) if k]
+            job_rows = [row for row, k in zip(job_rows, keep, strict=True) if k]
+        if not owned:
+            return 0
+        ops.finish_runs(run_rows)
+        events.runs_finished(
+            ops,
+            [
+                events.FinishedRun(r.ticket.job_key, r.ticket.run_key, r.started_at, r.succeeded)
+                for r in owned
+            ],
+        )
+        ops.record_on_jobs(latest_per_job(job_rows))
+        retries = retry_runs(s, ((r.ticket, r.finished_at) for r in owned if not r.succeeded))
+        if retries:
+            ops.insert_runs(retries)
+    return len(owned)

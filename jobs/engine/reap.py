@@ -1,0 +1,133 @@
+"""Reaping: runs whose worker died, and runs still going long after their timeout."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.utils import timezone
+
+from jobs import conf
+from jobs.engine import events
+from jobs.engine.rows import latest_per_job, retry_runs
+from jobs.models import RunStatus
+from jobs.sql import store
+from jobs.sql.rows import JobOutcome
+
+logger = logging.getLogger("jobs.engine")
+
+_FAILED = RunStatus.FAILED.value
+
+
+def reap(now: datetime | None = None, *, limit: int = 500) -> int:
+    """Fail runs whose worker stopped heartbeating (it died), and runs still going long
+    after their timeout (their worker could not stop them); retry them per policy.
+
+    Returns how many runs were reaped.
+    """
+    now = now or timezone.now()
+    return _reap_lost(now, limit) + _reap_overdue(now, limit)
+
+
+def _reap_lost(now: datetime, limit: int) -> int:
+    """Fail runs whose worker stopped heartbeating (it died)."""
+    lease = conf.lease()
+    s = store()
+    dt = s.adapt_datetime
+    db_now = dt(now)
+    db_cutoff = dt(now - lease)
+    with s.transaction() as ops:
+        stuck = ops.lost_runs(db_cutoff, limit)
+        if not stuck:
+            return 0
+        note = (
+            f"\n[{now:%Y-%m-%d %H:%M:%S} UTC] worker lost: no heartbeat for "
+            f"{lease.total_seconds():g} s; the run is marked failed."
+        )
+        reaped = ops.fail_lost_runs([run.ticket.run_key for run in stuck], db_now, note, db_cutoff)
+        lost = [run for run in stuck if run.ticket.run_key in reaped]
+        outcomes = []
+        for run in lost:
+            logger.warning(
+                "run %s of job %r lost its worker %s (last heartbeat %s); marked failed",
+                run.ticket.run_id,
+                run.ticket.job_name,
+                run.worker,
+                run.heartbeat_at,
+            )
+            started_at = dt(run.started_at or now)
+            outcomes.append(JobOutcome(started_at, _FAILED, run.ticket.job_key, started_at))
+        events.runs_finished(
+            ops,
+            [
+                events.FinishedRun(run.ticket.job_key, run.ticket.run_key, now, False)
+                for run in lost
+            ],
+        )
+        ops.record_on_jobs(latest_per_job(outcomes))
+        retries = retry_runs(s, ((run.ticket, now) for run in lost))
+        if retries:
+            ops.insert_runs(retries)
+    return len(lost)
+
+
+def _reap_overdue(now: datetime, limit: int) -> int:
+    """Fail running runs that are still going a lease after their timeout.
+
+    A worker stops a run at its timeout (the worker's Heartbeater sets the run's stop).
+    An executor that ignores the stop keeps its thread busy, and the worker, alive,
+    keeps the run's heartbeat fresh; so the run would never end. Here it is failed (and
+    retried per policy) once started_at + timeout + JOBS_LEASE_SECONDS has passed; if
+    the executor returns after that, finish() finds the run no longer its own and
+    leaves it.
+
+    Reads the running runs of jobs with a timeout (as many as are running) every reap,
+    outside any write transaction; writes only when one is overdue, each with a
+    conditional update.
+    """
+    lease = conf.lease()
+    s = store()
+    with s.reading() as ops:
+        candidates = ops.timed_runs(limit)
+    overdue = [
+        run
+        for run in candidates
+        if run.started_at + timedelta(seconds=run.ticket.timeout_seconds) + lease < now
+    ]
+    if not overdue:
+        return 0
+    db_now = s.adapt_datetime(now)
+    with s.transaction() as ops:
+        timed_out = []
+        for run in overdue:
+            note = (
+                f"\n[{now:%Y-%m-%d %H:%M:%S} UTC] timed out: still running "
+                f"{(now - run.started_at).total_seconds():.0f} s after it started, past its "
+                f"timeout of {run.ticket.timeout_seconds} s, and its worker could not stop "
+                "it; the run is marked failed.\n"
+            )
+            if ops.fail_running_run(run.ticket.run_key, db_now, note):
+                timed_out.append(run)
+        for run in timed_out:
+            logger.warning(
+                "run %s of job %r is past its timeout of %d s and its worker did not stop it; "
+                "marked failed",
+                run.ticket.run_id,
+                run.ticket.job_name,
+                run.ticket.timeout_seconds,
+            )
+        ops.record_on_jobs(
+            latest_per_job(
+                JobOutcome(
+                    s.adapt_datetime(run.started_at),
+                    _FAILED,
+                    run.ticket.job_key,
+                    s.adapt_datetime(run.started_at),
+                )
+                for run in timed_out
+            )
+        )
+        retries = retry_runs(s, ((run.ticket, now) for run in timed_out))
+        if retries:
+            ops.insert_runs(retries)
+    return len(timed_out)
