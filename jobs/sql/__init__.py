@@ -1,0 +1,38 @@
+"""The vendor layer: the only code that knows which database the scheduler talks to.
+
+`store()` is the store of the default connection's vendor: jobs/sql/sqlite/ or
+jobs/sql/postgresql/, each a module of Python (jobs/sql/base.py says what a store must
+do) and a file of named statements, the same names in both. To support another database,
+add a package beside them and a line to STORES.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from django.db import connection
+from django.utils.module_loading import import_string
+
+from jobs.sql.base import Store
+
+STORES = {
+    "sqlite": "jobs.sql.sqlite.store.SqliteStore",
+    "postgresql": "jobs.sql.postgresql.store.PostgresqlStore",
+}
+
+
+def store() -> Store:
+    """The store for the database in use."""
+    return _store(connection.vendor)
+
+
+@cache
+def _store(vendor: str) -> Store:
+    try:
+        path = STORES[vendor]
+    except KeyError:
+        raise RuntimeError(f"no store for the {vendor} database") from None
+    return import_string(path)()
+
+
+__all__ = ["Store", "store"]

@@ -1,0 +1,259 @@
+-- The statements the scheduler runs on PostgreSQL, by name (the same names as
+-- jobs/sql/sqlite/queries.sql). Read by jobs/sql/loader.py; {run_table}, {job_table}
+-- and the status words are filled in when the file is read.
+--
+-- Differs from SQLite throughout:
+-- - datetimes are timestamptz, read as they come (no text cast);
+-- - rows that another transaction must not take meanwhile are locked (FOR UPDATE);
+--   the claim skips jobs another scheduler has locked (SKIP LOCKED) instead of waiting;
+-- - updates of many rows travel in one `UPDATE ... FROM (VALUES ...)` per chunk of
+--   rows: the server is a round trip away, and executemany cost ~400 us a row.
+
+-- name: due_jobs
+-- Active jobs whose next_run_at has come, oldest first. Index jobs_job_due (partial on
+-- is_active): the cost grows with the due jobs only. Differs from SQLite: the jobs are
+-- locked, and jobs another scheduler has locked are skipped, so several schedulers
+-- claim different jobs at once.
+-- params: now, limit
+SELECT id, name, command, schedule_type, interval, interval_unit, misfire_policy,
+       next_run_at, max_retries, retry_backoff_seconds, cron_expression,
+       timezone, overlap_policy, timeout_seconds, sim_failure_rate, sim_min_seconds,
+       sim_max_seconds
+  FROM {job_table}
+ WHERE is_active AND next_run_at <= %s
+ ORDER BY next_run_at LIMIT %s
+   FOR UPDATE SKIP LOCKED
+-- name: move_jobs
+-- A claimed job's next occurrence, only if nobody moved it since it was read.
+-- params: next_run_at, is_active, job_key, read_next_run_at
+-- rows: (%s::timestamptz, %s::boolean, %s::uuid, %s::timestamptz)
+UPDATE {job_table} AS t SET next_run_at = v.next_run_at, is_active = v.is_active
+  FROM (VALUES {rows}) AS v(next_run_at, is_active, id, read_next_run_at)
+ WHERE t.id = v.id AND t.is_active AND t.next_run_at = v.read_next_run_at
+-- name: insert_runs
+-- A second claim of the same occurrence inserts nothing: the unique
+-- (job, scheduled_for, attempt) constraint.
+-- rows: (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+INSERT INTO {run_table} (id, job_id, scheduled_for, attempt, status, trigger, not_before,
+                         log, worker, created_at, dispatched_at)
+VALUES {rows}
+ON CONFLICT DO NOTHING RETURNING id
+
+-- name: insert_skipped_runs
+-- Occurrences an overlap policy skips, recorded as finished runs.
+-- rows: (%s, %s, %s, 1, {skipped}, {schedule}, %s, %s, '', %s, %s)
+INSERT INTO {run_table} (id, job_id, scheduled_for, attempt, status, trigger, not_before,
+                         log, worker, created_at, finished_at)
+VALUES {rows}
+ON CONFLICT DO NOTHING
+
+-- name: cancel_replaced
+-- params: now, note, key
+UPDATE {run_table} SET status = {cancelled}, finished_at = %s, log = log || %s
+ WHERE id = %s AND status IN ({pending}, {running})
+
+-- name: record_status_on_jobs
+-- A skipped or cancelled run as its job's latest outcome, unless a run that started
+-- later has already finished; last_run_at stays the last run that executed.
+-- params: status, job_key, at
+UPDATE {job_table} SET last_run_status = %s
+ WHERE id = %s AND (last_run_at IS NULL OR last_run_at <= %s)
+
+-- name: active_runs
+-- The pending and running runs of some jobs, through the two partial indexes that hold
+-- only pending and only running runs (jobs_run_pending_ready,
+-- jobs_run_running_heartbeat), so it costs in proportion to the backlog and never reads
+-- a job's history. Differs from SQLite: PostgreSQL's planner finds those indexes itself.
+-- params: keys, keys
+SELECT job_id, id, status FROM {run_table}
+ WHERE status = {pending} AND job_id IN ({keys})
+UNION ALL
+SELECT job_id, id, status FROM {run_table}
+ WHERE status = {running} AND job_id IN ({keys})
+-- name: start_runs
+-- params: worker, now, now, now, keys
+UPDATE {run_table} SET status = {running}, worker = %s, started_at = %s, heartbeat_at = %s
+ WHERE status = {pending} AND not_before <= %s AND id IN ({keys})
+RETURNING id
+
+-- name: release_runs
+-- A run a worker started but did not begin executing, back to pending.
+-- params: worker, keys
+UPDATE {run_table} SET status = {pending}, worker = '', started_at = NULL,
+       heartbeat_at = NULL
+ WHERE status = {running} AND worker = %s AND id IN ({keys})
+
+-- name: heartbeat_runs
+-- params: now, keys
+UPDATE {run_table} SET heartbeat_at = %s WHERE status = {running} AND id IN ({keys})
+
+-- name: owned_runs
+-- Which runs a worker still owns, locked (differs from SQLite, where the write lock does
+-- it) so that the reaper cannot take one between this check and the write.
+-- params: worker, keys
+SELECT id FROM {run_table} WHERE status = {running} AND worker = %s AND id IN ({keys})
+   FOR UPDATE
+-- name: finish_runs
+-- params: status, started_at, finished_at, log, key
+-- rows: (%s::varchar, %s::timestamptz, %s::timestamptz, %s::text, %s::uuid)
+UPDATE {run_table} AS t SET status = v.status, started_at = v.started_at,
+       finished_at = v.finished_at, log = v.log
+  FROM (VALUES {rows}) AS v(status, started_at, finished_at, log, id)
+ WHERE t.id = v.id
+-- name: record_on_jobs
+-- A run's start and outcome on its job, never moving last_run_at back.
+-- params: started_at, status, job_key, started_again
+-- rows: (%s::timestamptz, %s::varchar, %s::uuid, %s::timestamptz)
+UPDATE {job_table} AS t SET last_run_at = v.started_at, last_run_status = v.status
+  FROM (VALUES {rows}) AS v(started_at, status, id, started_again)
+ WHERE t.id = v.id AND (t.last_run_at IS NULL OR t.last_run_at <= v.started_at)
+-- name: watched_jobs
+-- Jobs of a finished batch that send alerts, by primary key.
+-- params: keys
+SELECT id, last_run_status, notify_on_failure, notify_on_recovery FROM {job_table}
+ WHERE (notify_on_failure OR notify_on_recovery) AND id IN ({keys})
+
+-- name: lost_runs
+-- Running runs whose worker stopped heartbeating. Index jobs_run_running_heartbeat.
+-- Differs from SQLite: the runs (not their jobs) are locked until they are failed.
+-- params: cutoff, limit
+SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
+       j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
+       j.sim_min_seconds, j.sim_max_seconds,
+       r.worker, r.heartbeat_at, r.started_at
+  FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
+ WHERE r.status = {running} AND r.heartbeat_at < %s
+ ORDER BY r.heartbeat_at LIMIT %s
+   FOR UPDATE OF r
+-- name: fail_lost_runs
+-- params: now, note, cutoff, keys
+UPDATE {run_table} SET status = {failed}, finished_at = %s, log = log || %s
+ WHERE status = {running} AND heartbeat_at < %s AND id IN ({keys})
+RETURNING id
+
+-- name: timed_runs
+-- Running runs of jobs with a timeout, through index jobs_run_running_heartbeat: as
+-- many as are running.
+-- params: limit
+SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
+       j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
+       j.sim_min_seconds, j.sim_max_seconds, r.started_at
+  FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
+ WHERE r.status = {running} AND r.started_at IS NOT NULL
+   AND j.timeout_seconds IS NOT NULL
+ ORDER BY r.started_at LIMIT %s
+
+-- name: fail_running_run
+-- params: now, note, key
+UPDATE {run_table} SET status = {failed}, finished_at = %s, log = log || %s
+ WHERE id = %s AND status = {running}
+RETURNING id
+
+-- name: running_among
+-- params: keys
+SELECT id FROM {run_table} WHERE status = {running} AND id IN ({keys})
+
+-- name: ready_runs
+-- Pending runs that may start now, oldest first. Index jobs_run_pending_ready.
+-- params: now, limit
+SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
+       j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
+       j.sim_min_seconds, j.sim_max_seconds
+  FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
+ WHERE r.status = {pending} AND r.not_before <= %s
+ ORDER BY r.not_before LIMIT %s
+
+-- name: undispatched_runs
+-- Ready runs never handed to Huey, or handed out before the cutoff and never started.
+-- Index jobs_run_pending_ready.
+-- params: now, cutoff, limit
+SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
+       j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
+       j.sim_min_seconds, j.sim_max_seconds
+  FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
+ WHERE r.status = {pending} AND r.not_before <= %s
+   AND (r.dispatched_at IS NULL OR r.dispatched_at < %s)
+ ORDER BY r.not_before LIMIT %s
+
+-- name: stamp_dispatched
+-- params: now, cutoff, keys
+UPDATE {run_table} SET dispatched_at = %s
+ WHERE status = {pending} AND (dispatched_at IS NULL OR dispatched_at < %s)
+   AND id IN ({keys})
+RETURNING id
+
+-- name: mark_dispatched
+-- params: now, keys
+UPDATE {run_table} SET dispatched_at = %s WHERE status = {pending} AND id IN ({keys})
+
+-- name: tickets_for
+-- params: now, keys
+SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
+       j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
+       j.sim_min_seconds, j.sim_max_seconds
+  FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
+ WHERE r.status = {pending} AND r.not_before <= %s AND r.id IN ({keys})
+
+-- name: next_wake_at
+-- The earliest moment new work appears. One statement (the idle loop asks after every
+-- pass, up to hundreds of times a second under load), each half walking one partial
+-- index: jobs_job_due and jobs_run_pending_ready.
+-- params: now
+SELECT (SELECT next_run_at FROM {job_table}
+         WHERE is_active AND next_run_at IS NOT NULL ORDER BY next_run_at LIMIT 1),
+       (SELECT not_before FROM {run_table}
+         WHERE status = {pending} AND not_before > %s ORDER BY not_before LIMIT 1)
+
+-- name: cancel_run
+-- params: by, now, note, key
+UPDATE {run_table} SET status = {cancelled}, cancelled_by = %s, finished_at = %s,
+       log = log || %s
+ WHERE id = %s AND status IN ({pending}, {running})
+RETURNING job_id, started_at, scheduled_for
+
+-- name: job_page_first
+-- params: limit
+SELECT id, last_run_at FROM {job_table} ORDER BY id LIMIT %s
+
+-- name: job_page_after
+-- params: after, limit
+SELECT id, last_run_at FROM {job_table} WHERE id > %s ORDER BY id LIMIT %s
+
+-- name: prune_edge
+-- The newest run beyond the N a job keeps: a walk of N entries of the unique
+-- (job_id, scheduled_for, attempt) index, without reading the table.
+-- params: job_key, keep
+SELECT scheduled_for, attempt FROM {run_table} WHERE job_id = %s
+ ORDER BY scheduled_for DESC, attempt DESC LIMIT 1 OFFSET %s
+
+-- name: count_finished_before
+-- params: cutoff
+SELECT COUNT(*) FROM {run_table} WHERE created_at < %s AND status IN ({finished})
+
+-- name: delete_finished_before
+-- Oldest first, through index jobs_run_recent.
+-- params: cutoff, limit
+DELETE FROM {run_table} WHERE id IN (
+  SELECT id FROM {run_table} WHERE created_at < %s AND status IN ({finished})
+   ORDER BY created_at LIMIT %s)
+
+-- name: count_beyond
+-- params: job_key, scheduled_for, scheduled_for, attempt
+SELECT COUNT(*) FROM {run_table}
+ WHERE job_id = %s AND (scheduled_for < %s OR (scheduled_for = %s AND attempt <= %s))
+   AND status IN ({finished})
+
+-- name: count_beyond_since
+-- What the age rule does not take already (a dry run counts each run once).
+-- params: job_key, scheduled_for, scheduled_for, attempt, since
+SELECT COUNT(*) FROM {run_table}
+ WHERE job_id = %s AND (scheduled_for < %s OR (scheduled_for = %s AND attempt <= %s))
+   AND status IN ({finished}) AND created_at >= %s
+
+-- name: delete_beyond
+-- params: job_key, scheduled_for, scheduled_for, attempt, limit
+DELETE FROM {run_table} WHERE id IN (
+  SELECT id FROM {run_table}
+   WHERE job_id = %s AND (scheduled_for < %s OR (scheduled_for = %s AND attempt <= %s))
+     AND status IN ({finished})
+   ORDER BY scheduled_for, attempt LIMIT %s)

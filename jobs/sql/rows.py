@@ -1,0 +1,153 @@
+"""The rows the stores read and write: NamedTuples, in the column order of their statements.
+
+Rows going into the database carry values already adapted by the store
+(`store.adapt_datetime`; keys as 32 hex digits), so a batch adapts each distinct value
+once. Rows coming out carry Python values (aware datetimes, keys).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import NamedTuple
+
+from jobs.runs import RunTicket
+
+
+class DueJob(NamedTuple):
+    """An active job whose next_run_at has come (statement due_jobs)."""
+
+    key: str
+    name: str
+    command: str
+    schedule_type: str
+    interval: int | None
+    interval_unit: str
+    misfire_policy: str
+    next_run_at: datetime
+    read_next_run_at: object  # next_run_at as the database gave it, for move_jobs
+    max_retries: int
+    retry_backoff_seconds: int
+    cron_expression: str
+    timezone: str
+    overlap_policy: str
+    timeout_seconds: int | None
+    sim_failure_rate: float | None
+    sim_min_seconds: float | None
+    sim_max_seconds: float | None
+
+
+class JobMove(NamedTuple):
+    """A claimed job's new next_run_at; applied only if it still has the one read."""
+
+    next_run_at: object
+    is_active: bool
+    job_key: str
+    read_next_run_at: object
+
+
+class NewRun(NamedTuple):
+    """A run to insert (statement insert_runs)."""
+
+    key: str
+    job_key: str
+    scheduled_for: object
+    attempt: int
+    status: str
+    trigger: str
+    not_before: object
+    log: str
+    worker: str
+    created_at: object
+    dispatched_at: object
+
+
+class SkippedRun(NamedTuple):
+    """An occurrence an overlap policy records as skipped."""
+
+    key: str
+    job_key: str
+    scheduled_for: datetime
+    log: str
+
+
+class Replacement(NamedTuple):
+    """A pending or running run to cancel because `new_key` replaces it."""
+
+    old_key: str
+    job_key: str
+    note: str
+    new_key: str
+
+
+class JobStatus(NamedTuple):
+    """A skipped or cancelled run shown as its job's latest outcome, unless a run that
+    started after `at` has finished."""
+
+    status: str
+    job_key: str
+    at: object
+
+
+class JobOutcome(NamedTuple):
+    """A run's start and outcome copied onto its job (never moving last_run_at back)."""
+
+    started_at: object
+    status: str
+    job_key: str
+    started_again: object  # started_at once more: the statement compares with it
+
+
+class FinishedRun(NamedTuple):
+    status: str
+    started_at: object
+    finished_at: object
+    log: str
+    key: str
+
+
+class ActiveRun(NamedTuple):
+    key: str
+    status: str
+
+
+class LostRun(NamedTuple):
+    """A running run whose heartbeat is older than the lease."""
+
+    ticket: RunTicket
+    worker: str
+    heartbeat_at: datetime | None
+    started_at: datetime | None
+
+
+class RunningRun(NamedTuple):
+    """A running run of a job that has a timeout."""
+
+    ticket: RunTicket
+    started_at: datetime
+
+
+class CancelledRun(NamedTuple):
+    job_key: str
+    started_at: datetime | None
+    scheduled_for: datetime
+
+
+class PruneEdge(NamedTuple):
+    """The newest run of a job beyond the ones kept."""
+
+    scheduled_for: object
+    attempt: int
+
+
+class JobPageRow(NamedTuple):
+    key: str
+    last_run_at: datetime | None
+
+
+class WatchedJob(NamedTuple):
+    """A job with failure or recovery alerts, and its outcome before this batch."""
+
+    key: str
+    last_run_status: str
+    notify_on_failure: bool
+    notify_on_recovery: bool
