@@ -19,6 +19,19 @@ statistics; what differs between databases is in jobs/sql/*/bench.py.
 
 from __future__ import annotations
 
-from jobs.bench.data import insert_interval_jobs
+from importlib import import_module
+from typing import Any
 
-__all__ = ["insert_interval_jobs"]
+# The data builders others use, importable from here too. Loaded on first use, so that
+# importing one module of the package (report.py, for the command) loads no other.
+_EXPORTS = {
+    "insert_interval_jobs": "jobs.bench.data",
+    "build_history": "jobs.bench.history",
+}
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
