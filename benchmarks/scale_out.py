@@ -100,7 +100,7 @@ def stop(procs: list[subprocess.Popen]) -> None:
 def burst(jobs: int, schedulers: int, huey_workers: int) -> dict:
     from django.utils import timezone
 
-    from jobs.bench import insert_interval_jobs
+    from jobs.bench.data import insert_interval_jobs
     from jobs.models import JobHistory
 
     reset()
@@ -134,7 +134,7 @@ def steady(rate: int, seconds: int, schedulers: int, huey_workers: int) -> dict:
     from django.db import connection
     from django.utils import timezone
 
-    from jobs.bench import insert_interval_jobs
+    from jobs.bench.data import insert_interval_jobs
     from jobs.models import JobHistory
 
     reset()

@@ -11,7 +11,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from jobs import bench as benchmarking
+from jobs.bench.lag import LagHistogram
+from jobs.bench.steady import occurrences_between, steady_plan
 from jobs.management.commands.benchmark import format_report, throwaway_database
 
 TINY = [
@@ -193,7 +194,7 @@ def test_the_throwaway_database_goes_away_even_when_the_scenario_fails():
 
 
 def test_the_steady_plan_reaches_the_rate_with_intervals_of_one_to_ten_seconds():
-    intervals = benchmarking.steady_plan(100)
+    intervals = steady_plan(100)
     assert set(intervals) == set(range(1, 11))
     rate = sum(1 / every for every in intervals)
     assert 100 <= rate < 101
@@ -201,14 +202,14 @@ def test_the_steady_plan_reaches_the_rate_with_intervals_of_one_to_ten_seconds()
 
 def test_occurrences_in_a_window_are_counted_on_the_grid():
     first = datetime(2026, 1, 1, tzinfo=UTC)
-    count = benchmarking._occurrences_between
+    count = occurrences_between
     assert count(first, 2, first, first + timedelta(seconds=10)) == 5  # 0, 2, 4, 6, 8
     assert count(first, 2, first + timedelta(seconds=1), first + timedelta(seconds=10)) == 4
     assert count(first, 3, first - timedelta(seconds=9), first) == 0
 
 
 def test_the_lag_histogram_gives_percentiles_to_a_tenth_of_a_millisecond():
-    lags = benchmarking.LagHistogram()
+    lags = LagHistogram()
     for ms in range(1, 101):
         lags.add(ms / 1000)
     lags.add(-0.001)  # a clock step: counted as no lag

@@ -11,22 +11,24 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import DatabaseError, connection
+
+from jobs.bench.report import format_report
+from jobs.sql.bench import bench_support
+
+__all__ = ["Command", "format_report", "throwaway_database"]
 
 SCENARIOS = ("burst", "steady", "scale", "pages")
 
@@ -106,10 +108,9 @@ class Command(BaseCommand):
             self._child(json.loads(options["child"]))
             return
         plan = self._plan(options)
-        from jobs import bench as benchmarking
+        from jobs.bench.machine import load_average, machine_info
 
-        machine = benchmarking.machine_info()
-        machine["database"] = connection.vendor
+        machine = machine_info()
         results = []
         for index, spec in enumerate(plan, start=1):
             self.stderr.write(f"== {index}/{len(plan)}: {_describe(spec)} ==")
@@ -117,7 +118,7 @@ class Command(BaseCommand):
             if profile is not None and index > 1:
                 profile = profile.with_name(f"{profile.stem}-{index}{profile.suffix}")
             results.append(self._run(spec, options["db_file"], profile))
-        machine["load_average_end"] = benchmarking.load_average()
+        machine["load_average_end"] = load_average()
         if results:
             machine["database_version"] = results[0].pop("database_version", None)
             for result in results[1:]:
@@ -149,7 +150,7 @@ class Command(BaseCommand):
         check("runs", [options["runs"]], 0, 10_000_000)
         check("days", [options["days"]], 0.01, 3650)
         check("repeat", [options["repeat"]], 1, 1000)
-        if options["db_file"] and connection.vendor != "sqlite":
+        if options["db_file"] and not _support().can_keep_database_file():
             raise CommandError("--db-file is for SQLite")
         workers = options["workers"]
         scenarios = SCENARIOS if options["scenario"] == "all" else (options["scenario"],)
@@ -193,16 +194,17 @@ class Command(BaseCommand):
     # --- the child: one scenario in this process ------------------------------------
 
     def _child(self, spec: dict[str, Any]) -> None:
-        from jobs import bench as benchmarking
+        from jobs.bench import burst, machine, pages, scale, steady
+        from jobs.bench.progress import Progress
 
         call_command("migrate", verbosity=0)
-        progress = benchmarking.Progress(sys.stderr)
-        load_before = benchmarking.load_average()
+        progress = Progress(sys.stderr)
+        load_before = machine.load_average()
         scenario = spec.pop("scenario")
         if scenario == "burst":
-            result = benchmarking.burst(spec["jobs"], spec["workers"], progress)
+            result = burst.run(spec["jobs"], spec["workers"], progress)
         elif scenario == "steady":
-            result = benchmarking.steady(
+            result = steady.run(
                 spec["rate"],
                 spec["seconds"],
                 spec["workers"],
@@ -212,9 +214,9 @@ class Command(BaseCommand):
                 trace_memory=spec["trace_memory"],
             )
         elif scenario == "scale":
-            result = benchmarking.scale(spec["jobs"], spec["workers"], progress)
+            result = scale.run(spec["jobs"], spec["workers"], progress)
         elif scenario == "pages":
-            result = benchmarking.pages(
+            result = pages.run(
                 spec["jobs"],
                 spec["runs"],
                 progress,
@@ -230,8 +232,8 @@ class Command(BaseCommand):
             "scenario": scenario,
             **result,
             "load_average_before": load_before,
-            "load_average_after": benchmarking.load_average(),
-            "database_version": benchmarking.database_version(),
+            "load_average_after": machine.load_average(),
+            "database_version": machine.database_version(),
         }
         self.stdout.write("RESULT " + json.dumps(result))
 
@@ -289,109 +291,17 @@ def _describe(spec: dict[str, Any]) -> str:
     return f"pages, {spec['jobs']:,} jobs and {spec['runs']:,} runs"
 
 
+def _support() -> ModuleType:
+    """The database's side of the benchmark (jobs/sql/*/bench.py)."""
+    try:
+        return bench_support()
+    except NotImplementedError as exc:
+        raise CommandError(str(exc)) from None
+
+
 @contextmanager
 def throwaway_database(sqlite_file: Path | None = None) -> Iterator[str]:
     """A DATABASE_URL for a new, empty database of the configured kind, dropped afterwards
     (a SQLite file given as `sqlite_file` is kept, and reused if it exists)."""
-    if connection.vendor == "sqlite":
-        if sqlite_file is not None:
-            yield f"sqlite:///{sqlite_file.resolve()}"
-            return
-        with tempfile.TemporaryDirectory(prefix="jobs-bench-") as folder:
-            yield f"sqlite:///{Path(folder) / 'bench.sqlite3'}"
-        return
-    if connection.vendor != "postgresql":
-        raise CommandError(f"no benchmark for the {connection.vendor} database")
-    name = f"bench_{secrets.token_hex(6)}"
-    quoted = connection.ops.quote_name(name)
-    with connection.cursor() as cursor:
-        cursor.execute(f"CREATE DATABASE {quoted}")
-    try:
-        parts = urlsplit(settings.DATABASE_URL)
-        yield urlunsplit(parts._replace(path=f"/{name}"))
-    finally:
-        _drop_postgresql_database(quoted)
-
-
-def _drop_postgresql_database(quoted: str) -> None:
-    for attempt in range(5):
-        connection.close()  # a connection broken meanwhile must not stop the drop
-        try:
-            with connection.cursor() as cursor:
-                # FORCE ends what a failed child left connected (PostgreSQL 13 and later).
-                cursor.execute(f"DROP DATABASE IF EXISTS {quoted} WITH (FORCE)")
-            return
-        except DatabaseError as exc:
-            if attempt == 4:
-                sys.stderr.write(f"could not drop the database {quoted}: {exc}; drop it by hand\n")
-                return
-            time.sleep(2.0 * (attempt + 1))  # the server may be restarting
-
-
-# --- tables ------------------------------------------------------------------------------
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return f"{value:,.3f}".rstrip("0").rstrip(".") if abs(value) < 10 else f"{value:,.1f}"
-    if isinstance(value, list) and all(isinstance(v, int | float) for v in value):
-        if len(value) > 4:  # a series: its ends (--json has every value)
-            return f"{value[0]:g} .. {value[-1]:g} ({len(value)} samples)"
-        return " ".join(f"{v:g}" for v in value)
-    return str(value)
-
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    lines = [
-        "  ".join(
-            cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)
-        )
-        for row in [header, *rows]
-    ]
-    lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(lines)
-
-
-def format_report(report: dict[str, Any]) -> str:
-    """One table per scenario, a column per size; sub-tables for lists of rows."""
-    machine = report["machine"]
-    out = [
-        f"{machine['cpu_count']} CPUs ({machine['cpu_model']}), Python {machine['python']}, "
-        f"Django {machine['django']}, {machine['database']} {machine.get('database_version')}, "
-        f"commit {(machine.get('git_commit') or '?')[:10]}"
-        f"{' (modified)' if machine.get('git_dirty') else ''}, "
-        f"load average {_cell(machine.get('load_average'))}"
-    ]
-    by_scenario: dict[str, list[dict[str, Any]]] = {}
-    for result in report["results"]:
-        by_scenario.setdefault(result["scenario"], []).append(result)
-    for scenario, results in by_scenario.items():
-        keys: list[str] = []
-        for result in results:
-            keys += [
-                key
-                for key, value in result.items()
-                if key not in keys and key != "scenario" and not _is_rows(value)
-            ]
-        rows = [[key, *(_cell(result.get(key)) for result in results)] for key in keys]
-        out += ["", _table([scenario, *("" for _ in results)], rows)]
-        for result in results:
-            for value in result.values():
-                if _is_rows(value):
-                    columns = list(value[0])
-                    out += [
-                        "",
-                        _table(columns, [[_cell(row.get(c)) for c in columns] for row in value]),
-                    ]
-    return "\n".join(out) + "\n"
-
-
-def _is_rows(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and isinstance(value[0], dict)
+    with _support().throwaway_database(sqlite_file) as url:
+        yield url

@@ -1,0 +1,159 @@
+"""The scale scenario: 100,000 and 1,000,000 defined jobs, some due: the time of one pass."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from jobs import engine
+from jobs.bench.data import delete_runs, insert_jobs, job_row, set_due
+from jobs.bench.progress import Progress
+from jobs.bench.report import Result
+from jobs.executors import ExecutionContext, Outcome
+from jobs.runs import RunTicket, new_key
+from jobs.runtime.scheduler import Scheduler
+from jobs.sql import store
+from jobs.sql.bench import bench_support
+
+
+class _NoExecutor:
+    def execute(self, ticket: RunTicket, context: ExecutionContext) -> Outcome:
+        return Outcome(succeeded=True, log="")
+
+
+def run(
+    jobs: int,
+    workers: int,
+    progress: Progress | None = None,
+    *,
+    repeat_idle: int = 20,
+    repeat_due: int = 3,
+) -> Result:
+    """The cost of a scheduler pass with `jobs` / 10, then `jobs`, defined jobs of which
+    none, `jobs` / 1000 or `jobs` / 100 are due: it must follow the due jobs, not all jobs.
+
+    Per case: `claim_ms`, engine.claim_due() in batches until nothing is due (what a pass
+    writes); `pass_ms`, one Scheduler.run_pass() with its workers stopped (claim, queue,
+    poll of ready runs, reap); `idle_loop_ms`, with none due, a pass plus the look-up of
+    the next due time: one turn of an idle scheduler's loop. Medians of several tries.
+    """
+    progress = progress or Progress(silent=True)
+    sizes = sorted({max(1, jobs // 10), jobs})
+    dues = sorted({max(1, jobs // 1000), max(1, jobs // 100)})
+    far = timezone.now() + timedelta(days=30)
+    rows: list[Result] = []
+    built = 0
+    for size in sizes:
+        progress(f"scale: creating jobs up to {size:,}", size - built)
+        _define_jobs(built, size, far, progress)
+        built = size
+        for due in [0, *dues]:
+            if due > size:
+                continue
+            progress(f"scale: {size:,} jobs, {due:,} due")
+            rows.append(_measure_pass(size, due, workers, repeat_idle if not due else repeat_due))
+    progress.end()
+    return {**_headline(rows, jobs, max(dues)), "passes": rows}
+
+
+def _define_jobs(first: int, end: int, far: datetime, progress: Progress) -> None:
+    """Jobs `scale <first>` up to `scale <end>` (excluded), due an hour apart from `far`
+    on: none comes due on its own during the benchmark."""
+    adapt = store().adapt_datetime
+    now = timezone.now()
+    insert_jobs(
+        (
+            job_row(
+                adapt,
+                new_key(),
+                f"scale {i:07d}",
+                every_seconds=3600,
+                first=far + timedelta(milliseconds=i),
+                now=now,
+            )
+            for i in range(first, end)
+        ),
+        chunk=50_000,
+        progress=progress,
+    )
+    bench_support().refresh_statistics()
+
+
+def _headline(rows: list[Result], jobs: int, biggest_due: int) -> Result:
+    """The figures of the biggest size: with the most jobs due, and with none."""
+    by_case = {(row["jobs"], row["due"]): row for row in rows}
+    busiest = by_case.get((jobs, biggest_due), {})
+    return {
+        "jobs": jobs,
+        "due": biggest_due,
+        "pass_ms": busiest.get("pass_ms"),
+        "claim_ms": busiest.get("claim_ms"),
+        "pass_none_due_ms": by_case[(jobs, 0)]["pass_ms"],
+        "idle_loop_ms": by_case[(jobs, 0)]["idle_loop_ms"],
+        "claim_batch": settings.JOBS_CLAIM_BATCH,
+    }
+
+
+def _make_due(due: int, at: datetime) -> None:
+    """The first `due` jobs by name come due at `at` (a range of index jobs_job_name)."""
+    if due:
+        set_due(at, names_below=f"scale {due:07d}")
+
+
+def _measure_pass(size: int, due: int, workers: int, repeat: int) -> Result:
+    claims, passes, idles = [], [], []
+    for _ in range(repeat):
+        claims.append(_time_claims(due))
+        pass_s, idle_s = _time_pass(due, workers)
+        passes.append(pass_s)
+        idles.append(idle_s)
+    return {
+        "jobs": size,
+        "due": due,
+        "claim_ms": round(statistics.median(claims) * 1000, 2),
+        "pass_ms": round(statistics.median(passes) * 1000, 2),
+        "pass_max_ms": round(max(passes) * 1000, 2),
+        "idle_loop_ms": round(statistics.median(idles) * 1000, 2) if not due else None,
+        "tries": repeat,
+    }
+
+
+def _time_claims(due: int) -> float:
+    """Seconds to claim `due` due jobs with engine.claim_due(), batch after batch."""
+    now = timezone.now()
+    _make_due(due, now - timedelta(seconds=1))
+    began = time.perf_counter()
+    claimed = 0
+    batch = int(settings.JOBS_CLAIM_BATCH)
+    while True:
+        tickets = engine.claim_due(now, limit=batch)
+        claimed += len(tickets)
+        if len(tickets) < batch:
+            break
+    elapsed = time.perf_counter() - began
+    if claimed != due:
+        raise RuntimeError(f"claimed {claimed} runs, expected {due}")
+    delete_runs()
+    return elapsed
+
+
+def _time_pass(due: int, workers: int) -> tuple[float, float]:
+    """Seconds of one scheduler pass with `due` jobs due, and of that pass plus the
+    look-up of the next due time (an idle loop's turn)."""
+    now = timezone.now()
+    _make_due(due, now - timedelta(seconds=1))
+    scheduler = Scheduler(workers=workers, executor=_NoExecutor(), use_huey=False)
+    began = time.perf_counter()
+    stats = scheduler.run_pass(now)
+    pass_s = time.perf_counter() - began
+    engine.next_wake_at(now)
+    idle_s = time.perf_counter() - began
+    if stats.claimed != due:
+        raise RuntimeError(f"the pass claimed {stats.claimed} runs, expected {due}")
+    scheduler.shutdown()
+    delete_runs()
+    return pass_s, idle_s
