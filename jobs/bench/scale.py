@@ -146,7 +146,7 @@ def _time_pass(due: int, workers: int) -> tuple[float, float]:
     look-up of the next due time (an idle loop's turn)."""
     now = timezone.now()
     _make_due(due, now - timedelta(seconds=1))
-    scheduler = Scheduler(workers=workers, executor=_NoExecutor(), use_huey=False)
+    scheduler = Scheduler(workers=workers, executor=_NoExecutor())
     began = time.perf_counter()
     stats = scheduler.run_pass(now)
     pass_s = time.perf_counter() - began

@@ -102,6 +102,8 @@ class EngineCursor:
             call(self._convert(sql), params)
         finally:
             duration = time.monotonic() - began
+            if isinstance(shown, Sequence) and not isinstance(shown, str):
+                sql = _with_values(sql, shown)
             connection.queries_log.append({"sql": sql, "time": f"{duration:.3f}"})
             logger.debug(
                 "(%.3f) %s; args=%s; alias=%s",
@@ -122,6 +124,26 @@ class EngineCursor:
     @property
     def rowcount(self) -> int:
         return self._cursor.rowcount
+
+
+def _with_values(sql: str, params: Sequence) -> str:
+    """The statement with its parameters written in, as Django's query log shows them
+    (for reading, and EXPLAIN in tests; never executed)."""
+
+    def literal(value: object) -> str:
+        if value is None:
+            return "NULL"
+        if isinstance(value, bool | int | float):
+            return str(int(value) if isinstance(value, bool) else value)
+        return "'" + str(value).replace("'", "''") + "'"
+
+    parts = sql.split("%s")
+    if len(parts) != len(params) + 1:
+        return sql
+    return (
+        "".join(part + literal(value) for part, value in zip(parts, params, strict=False))
+        + parts[-1]
+    )
 
 
 class Store:

@@ -14,12 +14,14 @@ from django.utils import timezone
 
 from jobs import alerts, engine
 from jobs.alerts import Dispatcher, InlineDispatcher, Notice
+from jobs.engine.events import FinishedRun
 from jobs.models import (
     JobHistory,
     NotificationAttempt,
     NotificationKind,
     RunStatus,
 )
+from jobs.sql import store
 from jobs.tests.api_helpers import finish_run, webhook_server
 from jobs.tests.factories import make_job
 
@@ -149,13 +151,13 @@ def test_failure_and_recovery_in_one_batch_follow_the_order_of_the_runs(
     job = make_job(notify_on_failure=True, notify_on_recovery=True, webhook_url="http://x.test/")
     now = timezone.now()
     entries = [
-        (job.pk, "run-2", now + timedelta(seconds=2), True),
-        (job.pk, "run-1", now + timedelta(seconds=1), False),
+        FinishedRun(job.pk.hex, "run-2", now + timedelta(seconds=2), True),
+        FinishedRun(job.pk.hex, "run-1", now + timedelta(seconds=1), False),
     ]
     sent: list[list[Notice]] = []
     monkeypatch.setattr(alerts, "dispatch", sent.append)
-    with django_capture_on_commit_callbacks(execute=True):
-        alerts.runs_finished(entries)
+    with django_capture_on_commit_callbacks(execute=True), store().reading() as ops:
+        alerts.runs_finished(ops, entries)
     assert [(n.run_key, n.kind) for n in sent[0]] == [
         ("run-1", NotificationKind.FAILURE),
         ("run-2", NotificationKind.RECOVERY),
@@ -196,12 +198,13 @@ def test_jobs_without_alerts_cost_one_query_per_batch_and_send_nothing(
 ):
     jobs = [make_job() for _ in range(5)]
     now = timezone.now()
-    entries = [(job.pk, f"run-{i}", now, i % 2 == 0) for i, job in enumerate(jobs)]
+    entries = [FinishedRun(job.pk.hex, f"run-{i}", now, i % 2 == 0) for i, job in enumerate(jobs)]
     with (
         django_capture_on_commit_callbacks() as callbacks,
         django_assert_num_queries(1),
+        store().reading() as ops,
     ):
-        alerts.runs_finished(entries)
+        alerts.runs_finished(ops, entries)
     assert callbacks == []
 
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from jobs import engine
+from jobs.engine import claim
+from jobs.engine.logs import safe_log
 from jobs.models import Job, JobHistory, RunStatus, Trigger
 from jobs.runs import RunResult
 from jobs.tests.factories import NOW, WORKER
@@ -14,14 +17,14 @@ from jobs.tests.factories import NOW, WORKER
 pytestmark = pytest.mark.django_db
 
 
-def run_to_end(tickets, *, succeeded=True, worker=WORKER, took=timedelta(0)):
+def run_to_end(tickets, *, succeeded=True, worker=WORKER, took=timedelta(0), log="ok"):
     """Start and finish tickets as a worker would; returns the started ones."""
     started = engine.start(tickets, worker)
-    now = engine.timezone.now()
+    now = timezone.now()
     engine.finish(
         [
             RunResult(
-                ticket=t, succeeded=succeeded, log="ok", started_at=now, finished_at=now + took
+                ticket=t, succeeded=succeeded, log=log, started_at=now, finished_at=now + took
             )
             for t in started
         ],
@@ -149,6 +152,26 @@ def test_finish_records_the_outcome_on_the_run_and_the_job(make_job, clock):
     assert job.last_run_at == run.started_at and job.last_run_status == RunStatus.FAILED
 
 
+def test_a_log_with_nul_bytes_and_lone_surrogates_is_stored_cleaned_with_its_batch(
+    make_job, clock
+):
+    # PostgreSQL's text columns refuse NUL, and a lone surrogate is not UTF-8: either
+    # once failed the whole batch of results, and the runs stayed running until reaped.
+    jobs = [make_job(name=f"job {i}") for i in range(3)]
+    clock.move_to(jobs[0].next_run_at)
+    started = run_to_end(engine.claim_due(), log="a\x00b \ud800 c \U0001f600 d")
+    assert len(started) == 3
+    runs = JobHistory.objects.filter(pk__in=[t.run_id for t in started])
+    assert {run.status for run in runs} == {RunStatus.SUCCESS}
+    assert {run.log for run in runs} == {"ab \ufffd c \U0001f600 d"}
+
+
+def test_safe_log_keeps_clean_text_and_decodes_bytes():
+    assert safe_log("plain\nlines\t") == "plain\nlines\t"
+    assert safe_log("caf\u00e9") == "caf\u00e9"
+    assert safe_log(b"bad \xff utf-8\x00") == "bad \ufffd utf-8"
+
+
 def test_a_failed_run_with_retries_left_gets_a_next_attempt_after_a_backoff(make_job, clock):
     job = make_job(max_retries=2, retry_backoff_seconds=60)
     clock.move_to(job.next_run_at)
@@ -156,9 +179,7 @@ def test_a_failed_run_with_retries_left_gets_a_next_attempt_after_a_backoff(make
     retry = JobHistory.objects.get(attempt=2)
     assert retry.status == RunStatus.PENDING and retry.trigger == Trigger.RETRY
     assert retry.scheduled_for == first.scheduled_for
-    assert (
-        timedelta(seconds=30) <= retry.not_before - engine.timezone.now() <= timedelta(seconds=60)
-    )
+    assert timedelta(seconds=30) <= retry.not_before - timezone.now() <= timedelta(seconds=60)
     # Not before its backoff is over...
     assert engine.ready_tickets() == []
     clock.move_to(retry.not_before)
@@ -166,9 +187,7 @@ def test_a_failed_run_with_retries_left_gets_a_next_attempt_after_a_backoff(make
     assert [t.attempt for t in second] == [2]
     run_to_end(second, succeeded=False)
     third = JobHistory.objects.get(attempt=3)
-    assert (
-        timedelta(seconds=60) <= third.not_before - engine.timezone.now() <= timedelta(seconds=120)
-    )
+    assert timedelta(seconds=60) <= third.not_before - timezone.now() <= timedelta(seconds=120)
     clock.move_to(third.not_before)
     run_to_end(engine.ready_tickets(), succeeded=False)
     # ... and no fourth attempt: two retries were allowed.
@@ -220,7 +239,7 @@ def test_a_worker_that_comes_back_after_being_reaped_cannot_overwrite_the_verdic
     tickets = engine.start(engine.claim_due(), "slow")
     clock.shift(timedelta(minutes=5))
     engine.reap()
-    now = engine.timezone.now()
+    now = timezone.now()
     recorded = engine.finish(
         [RunResult(ticket=tickets[0], succeeded=True, log="late", started_at=now, finished_at=now)],
         "slow",
@@ -268,7 +287,7 @@ def test_a_job_claimed_by_another_scheduler_after_it_was_read_is_not_claimed_twi
     job = make_job()
     due = job.next_run_at
     clock.move_to(due)
-    plan_claims = engine._plan_claims
+    plan_claims = claim._plan
 
     def plan_while_another_scheduler_claims(*args):
         plan = plan_claims(*args)
@@ -277,7 +296,7 @@ def test_a_job_claimed_by_another_scheduler_after_it_was_read_is_not_claimed_twi
         Job.objects.filter(pk=job.pk).update(next_run_at=due + timedelta(seconds=10))
         return plan
 
-    monkeypatch.setattr(engine, "_plan_claims", plan_while_another_scheduler_claims)
+    monkeypatch.setattr(claim, "_plan", plan_while_another_scheduler_claims)
     assert engine.claim_due() == []
     assert JobHistory.objects.count() == 1
     job.refresh_from_db()

@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from jobs import engine
 from jobs.executors import Outcome, SimulatedExecutor
 from jobs.models import Job, JobHistory, RunStatus
 from jobs.runtime.scheduler import Scheduler
@@ -129,3 +130,52 @@ def test_runs_still_going_after_the_grace_period_are_interrupted_and_retried(
     assert first.status == RunStatus.FAILED and first.log == "interrupted"
     assert JobHistory.objects.get(attempt=2).status == RunStatus.PENDING
     assert Job.objects.get().last_run_status == RunStatus.FAILED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pending_runs_are_fed_to_a_pool_of_32_workers(make_job, clock, instant):
+    # Runs waiting as pending rows (retries, "run now", runs another scheduler handed
+    # back) are polled only while the queue has room; with 32 workers the threshold
+    # once equalled the queue's whole size, so they waited forever.
+    job = make_job()
+    for _ in range(3):
+        engine.run_now(job)
+        clock.shift(timedelta(seconds=1))
+    stats = Scheduler(workers=32).run_once()
+    assert stats.fed == 3
+    assert JobHistory.objects.filter(status=RunStatus.SUCCESS).count() == 3
+
+
+class AdvancesTheClock:
+    """Each run takes a second of (frozen) time: jobs keep coming due while it works."""
+
+    def __init__(self, clock) -> None:
+        self.clock = clock
+        self.runs = 0
+        self.lock = threading.Lock()
+        self.scheduler: Scheduler | None = None
+
+    def execute(self, ticket, context):
+        with self.lock:
+            self.runs += 1
+            self.clock.shift(timedelta(seconds=1))
+            if self.runs == 50 and self.scheduler:
+                self.scheduler.request_stop()  # a bound for a scheduler that never ends
+        return Outcome(succeeded=True, log="")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_once_runs_what_was_due_when_it_started_and_ends_while_jobs_keep_coming_due(
+    make_job, clock
+):
+    for i in range(5):
+        make_job(name=f"every second {i}", interval=1, interval_unit="second")
+    clock.move_to(NOW + timedelta(seconds=10))
+    executor = AdvancesTheClock(clock)
+    executor.scheduler = Scheduler(workers=2, executor=executor)
+    stats = executor.scheduler.run_once()
+    # One run per job (the misfire policy coalesces the missed seconds), and no more:
+    # the runs moved the clock 5 s on, but what came due meanwhile is the next run's.
+    assert stats.claimed == 5
+    assert executor.runs == 5
+    assert JobHistory.objects.count() == 5
