@@ -27,7 +27,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
@@ -50,9 +50,8 @@ from prometheus_client.core import GaugeHistogramMetricFamily, GaugeMetricFamily
 
 from jobs import conf
 from jobs.models import FINISHED_STATUSES, Job, JobHistory, RunStatus, SchedulerHeartbeat
-
-if TYPE_CHECKING:
-    from jobs.runs import RunResult
+from jobs.runs import RunResult
+from jobs.sql import store
 
 logger = logging.getLogger(__name__)
 
@@ -104,9 +103,7 @@ def _seconds_between(later: str, earlier: str) -> str:
     (Django's portable duration arithmetic calls a Python function per row on SQLite,
     which made a scrape over 50,000 recent runs take seconds.)
     """
-    if connection.vendor == "sqlite":
-        return f"((julianday({later}) - julianday({earlier})) * 86400.0)"
-    return f"CAST(EXTRACT(EPOCH FROM ({later} - {earlier})) AS double precision)"
+    return store().seconds_between(later, earlier)
 
 
 def _bucket_sql(column: str, bounds: Sequence[float]) -> str:

@@ -152,9 +152,7 @@ def test_finish_records_the_outcome_on_the_run_and_the_job(make_job, clock):
     assert job.last_run_at == run.started_at and job.last_run_status == RunStatus.FAILED
 
 
-def test_a_log_with_nul_bytes_and_lone_surrogates_is_stored_cleaned_with_its_batch(
-    make_job, clock
-):
+def test_a_log_with_nul_bytes_and_lone_surrogates_is_stored_cleaned_with_its_batch(make_job, clock):
     # PostgreSQL's text columns refuse NUL, and a lone surrogate is not UTF-8: either
     # once failed the whole batch of results, and the runs stayed running until reaped.
     jobs = [make_job(name=f"job {i}") for i in range(3)]
