@@ -23,23 +23,19 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy as _
 
 from jobs import schedules
-from jobs.models import NAME_MAX_LENGTH, Job, JobState, RunStatus, ScheduleType
+from jobs.models import (
+    NAME_MAX_LENGTH,
+    SCHEDULE_TYPE_FIELDS,
+    Job,
+    JobState,
+    RunStatus,
+    ScheduleType,
+)
 
 EARLIEST_DAY = date(1970, 1, 1)
 LATEST_DAY = date(9000, 1, 1)
 # What a browser's datetime-local input sends (with or without seconds).
 LOCAL_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S"]
-
-
-# Which schedule types use which fields: the forms (here and in the admin) show a field
-# only for its types (jobs/static/jobs/job_form.js); without JavaScript all are shown.
-SCHEDULE_TYPE_FIELDS = {
-    "scheduled_at": (ScheduleType.ONCE, ScheduleType.INTERVAL),
-    "interval": (ScheduleType.INTERVAL,),
-    "interval_unit": (ScheduleType.INTERVAL,),
-    "cron_expression": (ScheduleType.CRON,),
-    "timezone": (ScheduleType.CRON,),
-}
 
 
 def time_zone_choices() -> list[tuple[str, str]]:

@@ -1,0 +1,92 @@
+"""Jobs and their runs, and what the scheduler records beside them.
+
+The package's modules: choices (vocabulary and limits), job and job_queries (Job and
+Job.objects), job_rules (what makes a job valid, in Python and in the database), run
+(JobHistory and its queries), notices (alert attempts, scheduler heartbeats). Everything
+that was importable from `jobs.models` still is, from here.
+"""
+
+from jobs.models.choices import (
+    ACTIVE_STATUSES,
+    COMMAND_MAX_LENGTH,
+    CRON_EXPRESSION_MAX_LENGTH,
+    CRON_FIELD_NAMES,
+    DEFAULT_RETRY_BACKOFF_SECONDS,
+    DESCRIPTION_MAX_LENGTH,
+    EARLIEST_SCHEDULE_TIME,
+    FINISHED_STATUSES,
+    LATEST_SCHEDULE_TIME,
+    MAX_NOTIFY_EMAILS,
+    MAX_RETRIES_LIMIT,
+    MAX_RETRY_BACKOFF_SECONDS,
+    MAX_SIM_SECONDS,
+    MAX_TIMEOUT_SECONDS,
+    NAME_MAX_LENGTH,
+    NOTIFY_EMAILS_MAX_LENGTH,
+    OUTCOME_STATUSES,
+    SCHEDULE_FIELDS,
+    SCHEDULE_TYPE_FIELDS,
+    SCHEDULER_FIELDS,
+    STATE_BY_LAST_STATUS,
+    TIME_ZONE_MAX_LENGTH,
+    WEBHOOK_URL_MAX_LENGTH,
+    IntervalUnit,
+    JobState,
+    MisfirePolicy,
+    NotificationChannel,
+    NotificationKind,
+    NotificationStatus,
+    OverlapPolicy,
+    RunStatus,
+    ScheduleType,
+    Trigger,
+    validate_schedule_time,
+)
+from jobs.models.job import Job
+from jobs.models.job_queries import JobQuerySet
+from jobs.models.notices import NotificationAttempt, SchedulerHeartbeat
+from jobs.models.run import JobHistory, JobHistoryQuerySet, one_of
+
+__all__ = [
+    "ACTIVE_STATUSES",
+    "COMMAND_MAX_LENGTH",
+    "CRON_EXPRESSION_MAX_LENGTH",
+    "CRON_FIELD_NAMES",
+    "DEFAULT_RETRY_BACKOFF_SECONDS",
+    "DESCRIPTION_MAX_LENGTH",
+    "EARLIEST_SCHEDULE_TIME",
+    "FINISHED_STATUSES",
+    "LATEST_SCHEDULE_TIME",
+    "MAX_NOTIFY_EMAILS",
+    "MAX_RETRIES_LIMIT",
+    "MAX_RETRY_BACKOFF_SECONDS",
+    "MAX_SIM_SECONDS",
+    "MAX_TIMEOUT_SECONDS",
+    "NAME_MAX_LENGTH",
+    "NOTIFY_EMAILS_MAX_LENGTH",
+    "OUTCOME_STATUSES",
+    "SCHEDULER_FIELDS",
+    "SCHEDULE_FIELDS",
+    "SCHEDULE_TYPE_FIELDS",
+    "STATE_BY_LAST_STATUS",
+    "TIME_ZONE_MAX_LENGTH",
+    "WEBHOOK_URL_MAX_LENGTH",
+    "IntervalUnit",
+    "Job",
+    "JobHistory",
+    "JobHistoryQuerySet",
+    "JobQuerySet",
+    "JobState",
+    "MisfirePolicy",
+    "NotificationAttempt",
+    "NotificationChannel",
+    "NotificationKind",
+    "NotificationStatus",
+    "OverlapPolicy",
+    "RunStatus",
+    "ScheduleType",
+    "SchedulerHeartbeat",
+    "Trigger",
+    "one_of",
+    "validate_schedule_time",
+]
