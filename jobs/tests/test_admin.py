@@ -232,7 +232,7 @@ def test_the_site_is_titled_and_the_index_shows_job_and_run_counts(
 def test_the_index_stops_counting_runs_at_the_cap(
     admin_client: Client, job: Job, monkeypatch
 ) -> None:
-    monkeypatch.setattr(jobs_admin, "RUN_COUNT_CAP", 2)
+    monkeypatch.setattr(jobs_admin.common, "RUN_COUNT_CAP", 2)
     response = admin_client.get(reverse("admin:index"))
     assert response.context["counts"]["runs"] == jobs_admin.CappedCount(2, capped=True)
     assert "over 2" in response.content.decode()
@@ -591,7 +591,7 @@ def test_searching_runs_matches_every_word_of_the_job_name(
     admin_client: Client, make_job, make_run, monkeypatch, few_jobs: int
 ) -> None:
     # Both ways: by job ids when few jobs match, Django's join when many do.
-    monkeypatch.setattr(jobs_admin, "FEW_JOBS_MATCHED", few_jobs)
+    monkeypatch.setattr(jobs_admin.runs, "FEW_JOBS_MATCHED", few_jobs)
     for name in ["nightly backup", "weekly backup", "nightly report"]:
         make_run(make_job(name=name))
     for term, expected in [
@@ -694,7 +694,7 @@ def test_retry_twice_makes_one_new_attempt(admin_client: Client, make_job, make_
 def test_retry_refuses_a_selection_bigger_than_the_limit(
     admin_client: Client, job: Job, monkeypatch
 ) -> None:
-    monkeypatch.setattr(jobs_admin, "MAX_RUNS_PER_RETRY", 2)
+    monkeypatch.setattr(jobs_admin.runs, "MAX_RUNS_PER_RETRY", 2)
     before = JobHistory.objects.count()
     response = run_action(admin_client, RUNS_URL, "retry", list(job.runs.all()))
     assert JobHistory.objects.count() == before
