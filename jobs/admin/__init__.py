@@ -17,13 +17,7 @@ from django.utils.translation import gettext_lazy as _
 # Importing the modules registers their ModelAdmins (Django's autodiscovery imports
 # this package only).
 from jobs.admin import jobs, runs
-from jobs.admin.common import (
-    LIST_PER_PAGE,
-    RUN_COUNT_CAP,
-    CappedCount,
-    CappedCountPaginator,
-    capped_count,
-)
+from jobs.admin.common import LIST_PER_PAGE, CappedCountPaginator
 from jobs.admin.jobs import JobAdmin
 from jobs.admin.runs import JobHistoryAdmin
 
@@ -33,12 +27,9 @@ admin.site.index_title = _("Console")
 
 __all__ = [
     "LIST_PER_PAGE",
-    "RUN_COUNT_CAP",
-    "CappedCount",
     "CappedCountPaginator",
     "JobAdmin",
     "JobHistoryAdmin",
-    "capped_count",
     "jobs",
     "runs",
 ]

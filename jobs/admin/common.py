@@ -1,50 +1,35 @@
-"""What the admin's pages share: formatting, the lean list pages, the capped paginator."""
+"""What the admin's pages share: formatting, the lean list pages, the capped paginator,
+and the reporting of bulk actions."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.admin.utils import model_ngettext
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.db.models import QuerySet
+from django.http import HttpRequest
 from django.utils import timezone
+from django.utils.functional import Promise
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from jobs.models import Job, JobHistory
+from jobs.models import RUN_COUNT_CAP, Job, JobHistory, JobHistoryQuerySet, capped_count
 
-# Counting runs stops here: "more than 10,000" costs a bounded scan, an exact count a full one.
-RUN_COUNT_CAP = 10_000
+StrOrPromise = str | Promise
+
 # Per-job failures listed by name in one message before "and N more".
 FAILURES_LISTED = 5
 # Rows per list page (see LeanListMixin).
 LIST_PER_PAGE = 50
-
-
-@dataclass(frozen=True)
-class CappedCount:
-    """A row count that stopped at a cap: `value` is exact unless `capped`."""
-
-    value: int
-    capped: bool
-
-
-def capped_count(queryset: QuerySet, cap: int | None = None) -> CappedCount:
-    """Count at most cap + 1 rows (SELECT COUNT(*) FROM (... LIMIT cap + 1)).
-
-    The ordering is dropped so the database may stop at the first cap + 1 rows it finds.
-    """
-    cap = RUN_COUNT_CAP if cap is None else cap
-    counted = queryset.order_by()[: cap + 1].count()
-    return CappedCount(value=min(counted, cap), capped=counted > cap)
 
 
 class CappedCountPaginator(Paginator):
@@ -120,8 +105,80 @@ def describe_failures(failures: Sequence[tuple[Job, str]]) -> str:
     return listed
 
 
-def validation_text(error: ValidationError) -> str:
-    return " ".join(error.messages)
+def refusal_text(error: Exception) -> str:
+    """Why an item was refused, in words fit for the user."""
+    if isinstance(error, ValidationError):
+        return " ".join(error.messages)
+    return str(error)
+
+
+class BulkAction:
+    """One bulk action's outcome, item by item, and the messages that report it.
+
+    Every action here has one shape: refuse a selection over a cap, try each item, keep
+    what was done and why an item was refused, then say so: one message for what was
+    done, and the refusals either counted by reason (runs: many, alike) or named (jobs:
+    few, each with its own reason). Messages are ngettext_lazy(..., "count") strings.
+    """
+
+    def __init__(self, model_admin: admin.ModelAdmin, request: HttpRequest) -> None:
+        self.model_admin = model_admin
+        self.request = request
+        self.done: list[Any] = []
+        self.refused: list[tuple[Any, str]] = []
+
+    def say(self, message: str, level: int) -> None:
+        self.model_admin.message_user(self.request, message, level)
+
+    def over_cap(self, runs: JobHistoryQuerySet, cap: int, message: StrOrPromise) -> bool:
+        """True, after saying `message` (with %(max)d), when `runs` holds over `cap` rows.
+
+        A selection can be "all matching" over the whole history; each item costs a
+        few queries, so an action must not run for minutes.
+        """
+        if runs.capped_count(cap).capped:
+            self.say(message % {"max": cap}, messages.ERROR)
+            return True
+        return False
+
+    def apply(
+        self,
+        items: Iterable[Any],
+        act: Callable[[Any], object],
+        refusals: tuple[type[Exception], ...],
+    ) -> None:
+        """act(item) for each item; an exception in `refusals` refuses that item only."""
+        for item in items:
+            try:
+                act(item)
+            except refusals as error:
+                self.refused.append((item, refusal_text(error)))
+            else:
+                self.done.append(item)
+
+    def report_done(self, message: StrOrPromise) -> None:
+        """Say `message` (%(count)d) for what was done, if anything was."""
+        if self.done:
+            self.say(message % {"count": len(self.done)}, messages.SUCCESS)
+
+    def report_refused_by_reason(self, message: StrOrPromise) -> None:
+        """One warning per reason: `message` with %(count)d, %(runs)s (the model's noun,
+        singular or plural) and %(reason)s."""
+        for reason, count in Counter(reason for _item, reason in self.refused).items():
+            noun = model_ngettext(self.model_admin.opts, count)
+            self.say(message % {"count": count, "runs": noun, "reason": reason}, messages.WARNING)
+
+    def report_named(
+        self,
+        message: StrOrPromise,
+        items: Sequence[tuple[Any, str]] | None = None,
+        level: int = messages.ERROR,
+    ) -> None:
+        """One message naming each item and why: `message` with %(count)d and %(why)s.
+        `items` defaults to the refused ones."""
+        items = self.refused if items is None else items
+        if items:
+            self.say(message % {"count": len(items), "why": describe_failures(items)}, level)
 
 
 class LeanListMixin:

@@ -10,36 +10,28 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count, QuerySet
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
-from django.urls import get_script_prefix, reverse
+from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
+from django.utils.translation import ngettext, ngettext_lazy
 
 from jobs import engine
 from jobs.admin.common import (
+    BulkAction,
     LeanListMixin,
     badge,
-    describe_failures,
     format_duration,
     run_status_badge,
     time_column,
-    validation_text,
 )
 from jobs.admin.runs import RunJobFilter
-from jobs.models import NAME_MAX_LENGTH, Job, JobHistory, JobState
+from jobs.models import JOB_SEARCH_FIELDS, Job, JobHistory, JobState
 from jobs.web.widgets import TimeZoneSelect, mark_schedule_switch
 
 # Runs shown on a job's admin page; the rest are one link away.
 LATEST_RUNS_SHOWN = 20
-COPY_SUFFIX = " (copy)"
-
-
-def dashboard_path(job: Job) -> str:
-    # DESIGN.md fixes /jobs/<id>/ as the job's page; its URL name belongs to the dashboard
-    # (built in parallel), so the admin links by path, under the site's script prefix.
-    return f"{get_script_prefix()}jobs/{job.pk}/"
 
 
 def runs_of_job_url(job: Job) -> str:
@@ -123,38 +115,13 @@ class LatestRunsInline(admin.TabularInline):
         return format_duration(run.duration)
 
 
-def duplicate_job(job: Job) -> tuple[Job, str | None]:
-    """Save a copy of `job` named "<name> (copy)"; returns it and why it was disabled, if.
-
-    A copy that would not validate as active (a one-off whose time has passed) is saved
-    disabled rather than refused, so the operator can fix the time and enable it.
-    """
-    copy = Job(
-        name=job.name[: NAME_MAX_LENGTH - len(COPY_SUFFIX)] + COPY_SUFFIX,
-        **{
-            field.name: getattr(job, field.name)
-            for field in Job._meta.concrete_fields
-            if field.editable and not field.primary_key and field.name != "name"
-        },
-    )
-    disabled_because = None
-    try:
-        copy.full_clean()
-    except ValidationError as error:
-        if not copy.is_active:
-            raise
-        disabled_because = validation_text(error)
-        copy.is_active = False
-        copy.full_clean()  # still invalid when disabled: the caller reports it
-    copy.save()  # computes anchor_at and next_run_at
-    return copy, disabled_because
-
-
 @admin.register(Job)
 class JobAdmin(LeanListMixin, admin.ModelAdmin):
     list_display = ("name", "schedule", "is_active", "state_badge", "last_run", "next_run")
     list_filter = ("is_active", "schedule_type", "overlap_policy", JobStateFilter)
-    search_fields = ("name", "description", "command")
+    # Shows the search box and names what it looks in; the search itself is
+    # JobQuerySet.search (see get_search_results), the dashboard's and the API's.
+    search_fields = JOB_SEARCH_FIELDS
     search_help_text = _("Search the name, description and command.")
     actions = ("run_now", "enable", "disable", "duplicate")
     inlines = (LatestRunsInline,)
@@ -239,6 +206,12 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
         # is_running for the state badge: one EXISTS per listed row, no query per row.
         return super().get_queryset(request).with_running()
 
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[Job], search_term: str
+    ) -> tuple[QuerySet[Job], bool]:
+        """JobQuerySet.search: the dashboard's and the API's search, the same words."""
+        return queryset.search(search_term), False
+
     def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "timezone":
             kwargs["widget"] = TimeZoneSelect()
@@ -258,7 +231,7 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
         return self.inlines if obj is not None else ()
 
     def view_on_site(self, job: Job) -> str:
-        return dashboard_path(job)
+        return job.get_absolute_url()
 
     # --- columns and read-only fields ---
 
@@ -278,7 +251,7 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
     def links(self, job: Job) -> SafeString:
         return format_html(
             '<a href="{}">{}</a> · <a href="{}">{}</a>',
-            dashboard_path(job),
+            job.get_absolute_url(),
             _("Dashboard page"),
             runs_of_job_url(job),
             _("All runs of this job"),
@@ -348,93 +321,70 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
         self._set_active(request, queryset, active=False)
 
     def _set_active(self, request: HttpRequest, queryset: QuerySet[Job], *, active: bool) -> None:
-        changed: list[Job] = []
-        failures: list[tuple[Job, str]] = []
-        for job in queryset.filter(is_active=not active):
-            try:
-                engine.set_active(job, active)
-            except ValidationError as error:
-                # e.g. a one-off job whose time has passed: report it, go on with the rest.
-                failures.append((job, validation_text(error)))
-            else:
-                changed.append(job)
-                self.log_change(request, job, _("Enabled.") if active else _("Disabled."))
-        if changed:
-            done = (
-                ngettext("Enabled %(count)d job.", "Enabled %(count)d jobs.", len(changed))
-                if active
-                else ngettext("Disabled %(count)d job.", "Disabled %(count)d jobs.", len(changed))
+        def change(job: Job) -> None:
+            job.set_active(active)
+            self.log_change(request, job, _("Enabled.") if active else _("Disabled."))
+
+        action = BulkAction(self, request)
+        # e.g. a one-off job whose time has passed is refused: reported, the rest go on.
+        action.apply(queryset.filter(is_active=not active), change, (ValidationError,))
+        if active:
+            action.report_done(
+                ngettext_lazy("Enabled %(count)d job.", "Enabled %(count)d jobs.", "count")
             )
-            self.message_user(request, done % {"count": len(changed)}, messages.SUCCESS)
-        elif not failures:
-            self.message_user(
-                request,
+        else:
+            action.report_done(
+                ngettext_lazy("Disabled %(count)d job.", "Disabled %(count)d jobs.", "count")
+            )
+        if not action.done and not action.refused:
+            action.say(
                 _("The selected jobs were already enabled.")
                 if active
                 else _("The selected jobs were already disabled."),
                 messages.INFO,
             )
-        if failures:
-            refused = (
-                ngettext(
-                    "Could not enable %(count)d job: %(why)s",
-                    "Could not enable %(count)d jobs: %(why)s",
-                    len(failures),
-                )
-                if active
-                else ngettext(
-                    "Could not disable %(count)d job: %(why)s",
-                    "Could not disable %(count)d jobs: %(why)s",
-                    len(failures),
-                )
+        action.report_named(
+            ngettext_lazy(
+                "Could not enable %(count)d job: %(why)s",
+                "Could not enable %(count)d jobs: %(why)s",
+                "count",
             )
-            self.message_user(
-                request,
-                refused % {"count": len(failures), "why": describe_failures(failures)},
-                messages.ERROR,
+            if active
+            else ngettext_lazy(
+                "Could not disable %(count)d job: %(why)s",
+                "Could not disable %(count)d jobs: %(why)s",
+                "count",
             )
+        )
 
     @admin.action(description=_("Duplicate the selected jobs"), permissions=["add"])
     def duplicate(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
-        copies = 0
         disabled: list[tuple[Job, str]] = []
-        failures: list[tuple[Job, str]] = []
-        for job in queryset:
-            try:
-                copy, disabled_because = duplicate_job(job)
-            except ValidationError as error:
-                failures.append((job, validation_text(error)))
-                continue
-            copies += 1
-            self.log_addition(request, copy, _("Duplicated from “%(name)s”.") % {"name": job})
+
+        def copy(job: Job) -> None:
+            made, disabled_because = job.duplicate()
+            self.log_addition(request, made, _("Duplicated from “%(name)s”.") % {"name": job})
             if disabled_because:
-                disabled.append((copy, disabled_because))
-        if copies:
-            self.message_user(
-                request,
-                ngettext("Created %(count)d copy.", "Created %(count)d copies.", copies)
-                % {"count": copies},
-                messages.SUCCESS,
+                disabled.append((made, disabled_because))
+
+        action = BulkAction(self, request)
+        action.apply(queryset, copy, (ValidationError,))
+        action.report_done(
+            ngettext_lazy("Created %(count)d copy.", "Created %(count)d copies.", "count")
+        )
+        action.report_named(
+            ngettext_lazy(
+                "%(count)d copy was saved disabled: %(why)s",
+                "%(count)d copies were saved disabled: %(why)s",
+                "count",
+            ),
+            disabled,
+            messages.WARNING,
+        )
+        action.report_named(
+            ngettext_lazy(
+                "Could not copy %(count)d job: %(why)s",
+                "Could not copy %(count)d jobs: %(why)s",
+                "count",
             )
-        if disabled:
-            self.message_user(
-                request,
-                ngettext(
-                    "%(count)d copy was saved disabled: %(why)s",
-                    "%(count)d copies were saved disabled: %(why)s",
-                    len(disabled),
-                )
-                % {"count": len(disabled), "why": describe_failures(disabled)},
-                messages.WARNING,
-            )
-        if failures:
-            self.message_user(
-                request,
-                ngettext(
-                    "Could not copy %(count)d job: %(why)s",
-                    "Could not copy %(count)d jobs: %(why)s",
-                    len(failures),
-                )
-                % {"count": len(failures), "why": describe_failures(failures)},
-                messages.ERROR,
-            )
+        )

@@ -3,26 +3,23 @@ and cancel. The history only grows, so nothing here costs in proportion to it.""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from django.contrib import admin, messages
-from django.contrib.admin.utils import model_ngettext
+from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
-from django.utils.text import smart_split, unescape_string_literal
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext, ngettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from jobs import engine
 from jobs.admin.common import (
+    BulkAction,
     CappedCountPaginator,
     LeanListMixin,
-    capped_count,
     format_duration,
     run_status_badge,
     time_column,
@@ -33,9 +30,6 @@ from jobs.models import Job, JobHistory, NotificationAttempt
 MAX_RUNS_PER_RETRY = 1000
 # The same bound for cancelling (a statement or two per run).
 MAX_RUNS_PER_CANCEL = 1000
-# A run search matching at most this many jobs reads their runs by job (see
-# JobHistoryAdmin.get_search_results).
-FEW_JOBS_MATCHED = 20
 
 
 class RunJobFilter(admin.SimpleListFilter):
@@ -163,25 +157,15 @@ class JobHistoryAdmin(LeanListMixin, admin.ModelAdmin):
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet[JobHistory], search_term: str
     ) -> tuple[QuerySet[JobHistory], bool]:
-        """Search by job name; when few jobs match, fetch their runs by job.
+        """Search by job name: JobHistoryQuerySet.for_job_name, the history page's rule.
 
-        Django's search joins each run to its job and tests the name, walking the history
-        newest first: quick when many runs match, but a scan of every run when few do
-        (two seconds on a million runs, for one job's name). So the jobs are matched
-        first (the same rule: every word, or "quoted phrase", in the name), and a handful
-        of them is looked up through the (job, created_at) index instead.
+        Django's own search would join each run to its job and test the name, walking
+        the history newest first: a scan of every run when few jobs match.
+        `search_fields` only makes Django show the search box.
         """
         if not search_term:
             return queryset, False
-        jobs = Job.objects.all()
-        for word in smart_split(search_term):
-            if word[0] in "\"'" and word[-1] == word[0]:
-                word = unescape_string_literal(word)
-            jobs = jobs.filter(name__icontains=word)
-        job_ids = list(jobs.values_list("pk", flat=True)[: FEW_JOBS_MATCHED + 1])
-        if len(job_ids) <= FEW_JOBS_MATCHED:
-            return queryset.filter(job_id__in=job_ids), False
-        return super().get_search_results(request, queryset, search_term)
+        return queryset.for_job_name(search_term), False
 
     # --- columns and read-only fields ---
 
@@ -224,80 +208,42 @@ class JobHistoryAdmin(LeanListMixin, admin.ModelAdmin):
     @admin.action(description=_("Retry the selected failed runs"), permissions=["retry"])
     def retry(self, request: HttpRequest, queryset: QuerySet[JobHistory]) -> None:
         runs = queryset.select_related(None).only("job", "scheduled_for", "attempt", "status")
-        if capped_count(runs, MAX_RUNS_PER_RETRY).capped:
-            self.message_user(
-                request,
-                _("Select at most %(max)d runs to retry at a time; filter by status first.")
-                % {"max": MAX_RUNS_PER_RETRY},
-                messages.ERROR,
-            )
+        action = BulkAction(self, request)
+        if action.over_cap(
+            runs,
+            MAX_RUNS_PER_RETRY,
+            _("Select at most %(max)d runs to retry at a time; filter by status first."),
+        ):
             return
-        retried = 0
-        refused: Counter[str] = Counter()
-        for run in runs:
-            try:
-                engine.retry_run(run)
-            except engine.RetryRefused as reason:
-                refused[str(reason)] += 1
-            else:
-                retried += 1
-        if retried:
-            self.message_user(
-                request,
-                ngettext(
-                    "Retrying %(count)d run: its next attempt is pending.",
-                    "Retrying %(count)d runs: their next attempts are pending.",
-                    retried,
-                )
-                % {"count": retried},
-                messages.SUCCESS,
+        action.apply(runs, engine.retry_run, (engine.RetryRefused,))
+        action.report_done(
+            ngettext_lazy(
+                "Retrying %(count)d run: its next attempt is pending.",
+                "Retrying %(count)d runs: their next attempts are pending.",
+                "count",
             )
-        for reason, count in refused.items():
-            self.message_user(
-                request,
-                _("%(count)d %(runs)s not retried: %(reason)s")
-                % {"count": count, "runs": model_ngettext(self.opts, count), "reason": reason},
-                messages.WARNING,
-            )
+        )
+        action.report_refused_by_reason(_("%(count)d %(runs)s not retried: %(reason)s"))
 
     @admin.action(
         description=_("Cancel the selected pending or running runs"), permissions=["cancel"]
     )
     def cancel(self, request: HttpRequest, queryset: QuerySet[JobHistory]) -> None:
         runs = queryset.select_related(None).only("pk")
-        if capped_count(runs, MAX_RUNS_PER_CANCEL).capped:
-            self.message_user(
-                request,
-                _("Select at most %(max)d runs to cancel at a time; filter by status first.")
-                % {"max": MAX_RUNS_PER_CANCEL},
-                messages.ERROR,
-            )
+        action = BulkAction(self, request)
+        if action.over_cap(
+            runs,
+            MAX_RUNS_PER_CANCEL,
+            _("Select at most %(max)d runs to cancel at a time; filter by status first."),
+        ):
             return
-        cancelled = 0
-        refused: Counter[str] = Counter()
         by = request.user.get_username()
-        for run in runs:
-            try:
-                engine.cancel_run(run, by=by)
-            except engine.CancelRefused as reason:
-                refused[str(reason)] += 1
-            else:
-                cancelled += 1
-        if cancelled:
-            self.message_user(
-                request,
-                ngettext(
-                    "Cancelled %(count)d run; a running one stops within a few seconds.",
-                    "Cancelled %(count)d runs; running ones stop within a few seconds.",
-                    cancelled,
-                )
-                % {"count": cancelled},
-                messages.SUCCESS,
+        action.apply(runs, lambda run: engine.cancel_run(run, by=by), (engine.CancelRefused,))
+        action.report_done(
+            ngettext_lazy(
+                "Cancelled %(count)d run; a running one stops within a few seconds.",
+                "Cancelled %(count)d runs; running ones stop within a few seconds.",
+                "count",
             )
-        for reason, count in refused.items():
-            self.message_user(
-                request,
-                _("%(count)d %(runs)s not cancelled: %(reason)s")
-                % {"count": count, "runs": model_ngettext(self.opts, count), "reason": reason},
-                messages.WARNING,
-            )
+        )
+        action.report_refused_by_reason(_("%(count)d %(runs)s not cancelled: %(reason)s"))

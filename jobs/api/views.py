@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import exceptions, generics, serializers, status, viewsets
@@ -62,20 +62,6 @@ def _query(serializer_class: type[serializers.Serializer], request: Request) -> 
     return params.validated_data
 
 
-def _filter_runs(runs: QuerySet[JobHistory], params: dict[str, Any]) -> QuerySet[JobHistory]:
-    lookups = {
-        "job": "job_id",
-        "status": "status",
-        "scheduled_after": "scheduled_for__gte",
-        "scheduled_before": "scheduled_for__lt",
-        "created_after": "created_at__gte",
-        "created_before": "created_at__lt",
-    }
-    return runs.filter(
-        **{lookups[name]: value for name, value in params.items() if value is not None}
-    )
-
-
 def _runs() -> QuerySet[JobHistory]:
     # The log can be long: only one run's page shows it.
     return JobHistory.objects.select_related("job").defer("log")
@@ -106,8 +92,7 @@ class JobViewSet(viewsets.ModelViewSet):
         if params.get("schedule_type"):
             queryset = queryset.filter(schedule_type=params["schedule_type"])
         if params.get("search"):
-            text = params["search"]
-            queryset = queryset.filter(Q(name__icontains=text) | Q(command__icontains=text))
+            queryset = queryset.search(params["search"])
         return queryset
 
     @extend_schema(summary="Run a job now", request=None, responses={201: RunDetailSerializer})
@@ -133,7 +118,7 @@ class JobViewSet(viewsets.ModelViewSet):
     def _set_active(self, active: bool) -> Response:
         job = self.get_object()
         try:
-            engine.set_active(job, active)
+            job.set_active(active)
         except DjangoValidationError as exc:
             # e.g. enabling a one-off job whose time has passed.
             raise exceptions.ValidationError(field_errors(exc)) from None
@@ -158,7 +143,7 @@ class RunViewSet(viewsets.ReadOnlyModelViewSet):
     def filter_queryset(self, queryset: QuerySet[JobHistory]) -> QuerySet[JobHistory]:
         if self.action != "list":
             return queryset
-        return _filter_runs(queryset, _query(RunFilterSerializer, self.request))
+        return queryset.matching(**_query(RunFilterSerializer, self.request))
 
     @extend_schema(
         request=None,
@@ -195,4 +180,4 @@ class JobRunsView(generics.ListAPIView):
             Job.objects.values_list("pk", flat=True), pk=self.kwargs["job_pk"]
         )
         params = _query(JobRunFilterSerializer, self.request)
-        return _filter_runs(_runs().filter(job_id=job_id), params)
+        return _runs().filter(job_id=job_id).matching(**params)

@@ -9,6 +9,7 @@ that was importable from `jobs.models` still is, from here.
 from jobs.models.choices import (
     ACTIVE_STATUSES,
     COMMAND_MAX_LENGTH,
+    COPY_SUFFIX,
     CRON_EXPRESSION_MAX_LENGTH,
     CRON_FIELD_NAMES,
     DEFAULT_RETRY_BACKOFF_SECONDS,
@@ -43,19 +44,30 @@ from jobs.models.choices import (
     validate_schedule_time,
 )
 from jobs.models.job import Job
-from jobs.models.job_queries import JobQuerySet
+from jobs.models.job_queries import JOB_SEARCH_FIELDS, JobQuerySet, search_terms
 from jobs.models.notices import NotificationAttempt, SchedulerHeartbeat
-from jobs.models.run import JobHistory, JobHistoryQuerySet, one_of
+from jobs.models.run import (
+    JOB_NAME_LOOKUP_LIMIT,
+    RUN_COUNT_CAP,
+    CappedCount,
+    JobHistory,
+    JobHistoryQuerySet,
+    capped_count,
+    one_of,
+)
 
 __all__ = [
     "ACTIVE_STATUSES",
     "COMMAND_MAX_LENGTH",
+    "COPY_SUFFIX",
     "CRON_EXPRESSION_MAX_LENGTH",
     "CRON_FIELD_NAMES",
     "DEFAULT_RETRY_BACKOFF_SECONDS",
     "DESCRIPTION_MAX_LENGTH",
     "EARLIEST_SCHEDULE_TIME",
     "FINISHED_STATUSES",
+    "JOB_NAME_LOOKUP_LIMIT",
+    "JOB_SEARCH_FIELDS",
     "LATEST_SCHEDULE_TIME",
     "MAX_NOTIFY_EMAILS",
     "MAX_RETRIES_LIMIT",
@@ -65,12 +77,14 @@ __all__ = [
     "NAME_MAX_LENGTH",
     "NOTIFY_EMAILS_MAX_LENGTH",
     "OUTCOME_STATUSES",
+    "RUN_COUNT_CAP",
     "SCHEDULER_FIELDS",
     "SCHEDULE_FIELDS",
     "SCHEDULE_TYPE_FIELDS",
     "STATE_BY_LAST_STATUS",
     "TIME_ZONE_MAX_LENGTH",
     "WEBHOOK_URL_MAX_LENGTH",
+    "CappedCount",
     "IntervalUnit",
     "Job",
     "JobHistory",
@@ -87,6 +101,8 @@ __all__ = [
     "ScheduleType",
     "SchedulerHeartbeat",
     "Trigger",
+    "capped_count",
     "one_of",
+    "search_terms",
     "validate_schedule_time",
 ]

@@ -13,6 +13,8 @@ from django.utils.translation import gettext_lazy as _
 from jobs import schedules
 
 NAME_MAX_LENGTH = 200
+# Appended to the name of a duplicated job (Job.duplicate), within NAME_MAX_LENGTH.
+COPY_SUFFIX = " (copy)"
 COMMAND_MAX_LENGTH = 1000
 DESCRIPTION_MAX_LENGTH = 2000
 MAX_RETRIES_LIMIT = 10

@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator
 from django.db import models
 from django.db.models import Q
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.translation import gettext_lazy as _
@@ -24,6 +25,7 @@ from jobs.cron_text import describe_cron
 from jobs.models import job_rules
 from jobs.models.choices import (
     COMMAND_MAX_LENGTH,
+    COPY_SUFFIX,
     CRON_EXPRESSION_MAX_LENGTH,
     DEFAULT_RETRY_BACKOFF_SECONDS,
     DESCRIPTION_MAX_LENGTH,
@@ -202,6 +204,49 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def get_absolute_url(self) -> str:
+        """The job's dashboard page (the admin links to it too)."""
+        return reverse("job_detail", args=[self.pk])
+
+    # --- changes an operator makes ------------------------------------------------------
+
+    def set_active(self, active: bool) -> None:
+        """Enable or disable the job. Enabling resumes its grid at the next point to come.
+
+        Raises ValidationError when the job cannot be active as it is (a one-off whose
+        time has passed); nothing is saved then.
+        """
+        self.is_active = active
+        self.full_clean()
+        self.save()
+
+    def duplicate(self) -> tuple[Job, str | None]:
+        """Save a copy named "<name> (copy)"; returns it, and why it was saved disabled.
+
+        A copy that would not validate as active (a one-off whose time has passed) is
+        saved disabled rather than refused, so the operator can fix the time and enable
+        it. Raises ValidationError when the copy is invalid even disabled.
+        """
+        copy = Job(
+            name=self.name[: NAME_MAX_LENGTH - len(COPY_SUFFIX)] + COPY_SUFFIX,
+            **{
+                field.name: getattr(self, field.name)
+                for field in Job._meta.concrete_fields
+                if field.editable and not field.primary_key and field.name != "name"
+            },
+        )
+        disabled_because = None
+        try:
+            copy.full_clean()
+        except ValidationError as error:
+            if not copy.is_active:
+                raise
+            disabled_because = " ".join(error.messages)
+            copy.is_active = False
+            copy.full_clean()
+        copy.save()  # computes anchor_at and next_run_at
+        return copy, disabled_because
 
     # --- loading and saving ---------------------------------------------------------
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Sequence
 from datetime import datetime
+from functools import reduce
 from typing import TYPE_CHECKING
 
 from django.db import models
 from django.db.models import Q
+from django.utils.text import smart_split, unescape_string_literal
 
 from jobs.models.choices import STATE_BY_LAST_STATUS, JobState, RunStatus
 
@@ -14,7 +18,50 @@ if TYPE_CHECKING:
     from jobs.models.job import Job  # noqa: F401
 
 
+# What a job search looks in: the dashboard's job list, the API's `search` and the admin.
+JOB_SEARCH_FIELDS = ("name", "description", "command")
+
+
+def search_terms(text: str) -> list[str]:
+    """The words of a search; a "quoted phrase" counts as one word.
+
+    The admin's rule (Django splits its search box the same way), used by every search
+    here so that one text finds the same jobs on every screen.
+    """
+    terms = []
+    for word in smart_split(text):
+        if word[0] in "\"'" and word[-1] == word[0]:
+            word = unescape_string_literal(word)
+        if word:
+            terms.append(word)
+    return terms
+
+
+def every_term_in(fields: Sequence[str], text: str) -> Q:
+    """Each word of `text` is in one of `fields`, in any case (no words: everything)."""
+    return reduce(
+        operator.and_,
+        (
+            reduce(operator.or_, (Q(**{f"{field}__icontains": term}) for field in fields))
+            for term in search_terms(text)
+        ),
+        Q(),
+    )
+
+
 class JobQuerySet(models.QuerySet["Job"]):
+    def search(self, text: str) -> JobQuerySet:
+        """Jobs whose name, description or command holds every word of `text`, any case.
+
+        The one search of jobs: the dashboard's job list, the API (`search`) and the
+        admin's search box all call it.
+        """
+        return self.filter(every_term_in(JOB_SEARCH_FIELDS, text))
+
+    def named(self, text: str) -> JobQuerySet:
+        """Jobs whose name holds every word of `text`, any case (see search_terms)."""
+        return self.filter(every_term_in(("name",), text))
+
     def due(self, now: datetime) -> JobQuerySet:
         """Active jobs whose next occurrence has come (index jobs_job_due)."""
         return self.filter(is_active=True, next_run_at__lte=now)

@@ -20,6 +20,7 @@ from django.urls import reverse
 from jobs import admin as jobs_admin
 from jobs.models import (
     NAME_MAX_LENGTH,
+    CappedCount,
     Job,
     JobHistory,
     JobState,
@@ -27,6 +28,7 @@ from jobs.models import (
     ScheduleType,
     Trigger,
 )
+from jobs.models import run as run_models
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -223,7 +225,7 @@ def test_the_site_is_titled_and_the_index_shows_job_and_run_counts(
     counts = response.context["counts"]
     assert counts["jobs"] == 2
     assert counts["active_jobs"] == 1
-    assert counts["runs"] == jobs_admin.CappedCount(len(RunStatus.values), capped=False)
+    assert counts["runs"] == CappedCount(len(RunStatus.values), capped=False)
     assert counts["pending"].value == counts["running"].value == 1
     assert counts["recent_failures"].value == 1
     assert 'id="scheduler-counts"' in page
@@ -232,9 +234,9 @@ def test_the_site_is_titled_and_the_index_shows_job_and_run_counts(
 def test_the_index_stops_counting_runs_at_the_cap(
     admin_client: Client, job: Job, monkeypatch
 ) -> None:
-    monkeypatch.setattr(jobs_admin.common, "RUN_COUNT_CAP", 2)
+    monkeypatch.setattr(run_models, "RUN_COUNT_CAP", 2)
     response = admin_client.get(reverse("admin:index"))
-    assert response.context["counts"]["runs"] == jobs_admin.CappedCount(2, capped=True)
+    assert response.context["counts"]["runs"] == CappedCount(2, capped=True)
     assert "over 2" in response.content.decode()
 
 
@@ -591,7 +593,7 @@ def test_searching_runs_matches_every_word_of_the_job_name(
     admin_client: Client, make_job, make_run, monkeypatch, few_jobs: int
 ) -> None:
     # Both ways: by job ids when few jobs match, Django's join when many do.
-    monkeypatch.setattr(jobs_admin.runs, "FEW_JOBS_MATCHED", few_jobs)
+    monkeypatch.setattr(run_models, "JOB_NAME_LOOKUP_LIMIT", few_jobs)
     for name in ["nightly backup", "weekly backup", "nightly report"]:
         make_run(make_job(name=name))
     for term, expected in [

@@ -294,7 +294,7 @@ def test_unknown_or_malformed_ids_are_404_with_a_json_body(staff, bad_id):
 
 
 def test_the_job_list_filters_and_paginates(staff):
-    make_job(name="backup db", command="pg_dump")
+    make_job(name="backup db", command="pg_dump", description="nightly copy")
     make_job(name="send mail", is_active=False)
     make_job(
         name="cleanup",
@@ -314,6 +314,7 @@ def test_the_job_list_filters_and_paginates(staff):
     assert names("is_active=true") == ["backup db", "cleanup"]
     assert names("schedule_type=once") == ["cleanup"]
     assert names("search=PG_DUMP") == ["backup db"]
+    assert names("search=nightly backup") == ["backup db"]
     assert names("search=mail") == ["send mail"]
 
     first = staff.get(f"{JOBS}?page_size=2").json()

@@ -9,6 +9,7 @@ filters).
 from __future__ import annotations
 
 from datetime import date, datetime, time, timedelta
+from typing import Any
 
 from crispy_bootstrap5.bootstrap5 import Switch
 from crispy_forms.helper import FormHelper
@@ -121,7 +122,8 @@ class JobForm(forms.ModelForm):
 class JobFilterForm(forms.Form):
     """The job list's search and filters (GET). An invalid value is reported and ignored."""
 
-    q = forms.CharField(label=_("Name"), required=False, max_length=NAME_MAX_LENGTH)
+    # JobQuerySet.search: every word in the name, description or command.
+    q = forms.CharField(label=_("Search"), required=False, max_length=NAME_MAX_LENGTH)
     state = forms.ChoiceField(
         label=_("State"), required=False, choices=[("", _("Any state")), *JobState.choices]
     )
@@ -133,7 +135,13 @@ class JobFilterForm(forms.Form):
 
 
 class HistoryFilterForm(forms.Form):
-    """The history's filters (GET): job, status and a date range in the user's zone."""
+    """The history's filters (GET): job, status and a date range in the user's zone.
+
+    It also reads the API's names for the run filters (created_after, created_before,
+    scheduled_after, scheduled_before: ISO 8601 times), so a link that works for the API
+    works here; run_filters() gives JobHistoryQuerySet.matching the same arguments the
+    API gives it.
+    """
 
     job = forms.UUIDField(required=False, widget=forms.HiddenInput)
     job_name = forms.CharField(label=_("Job"), required=False, max_length=NAME_MAX_LENGTH)
@@ -153,6 +161,11 @@ class HistoryFilterForm(forms.Form):
         widget=forms.DateInput(attrs={"type": "date"}),
         validators=[MinValueValidator(EARLIEST_DAY), MaxValueValidator(LATEST_DAY)],
     )
+    # The API's names; not in the form's layout, kept as hidden inputs when given.
+    created_after = forms.DateTimeField(required=False, widget=forms.HiddenInput)
+    created_before = forms.DateTimeField(required=False, widget=forms.HiddenInput)
+    scheduled_after = forms.DateTimeField(required=False, widget=forms.HiddenInput)
+    scheduled_before = forms.DateTimeField(required=False, widget=forms.HiddenInput)
 
     def clean(self) -> dict:
         cleaned = super().clean()
@@ -168,6 +181,23 @@ class HistoryFilterForm(forms.Form):
             _local_midnight(start) if start else None,
             _local_midnight(end + timedelta(days=1)) if end else None,
         )
+
+    def run_filters(self) -> dict[str, Any]:
+        """The valid filters as JobHistoryQuerySet.matching's arguments. A date range and
+        a created_after/created_before given together both apply (the narrower wins)."""
+        wanted = self.cleaned_data
+        day_start, day_end = self.created_range()
+        starts = [t for t in (day_start, wanted.get("created_after")) if t is not None]
+        ends = [t for t in (day_end, wanted.get("created_before")) if t is not None]
+        return {
+            "job": wanted.get("job"),
+            "job_name": wanted.get("job_name") or None,
+            "status": wanted.get("status") or None,
+            "scheduled_after": wanted.get("scheduled_after"),
+            "scheduled_before": wanted.get("scheduled_before"),
+            "created_after": max(starts, default=None),
+            "created_before": min(ends, default=None),
+        }
 
 
 def _local_midnight(day: date) -> datetime:
