@@ -10,13 +10,13 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import exceptions, generics, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.pagination import CursorPagination, PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from jobs import engine
+from jobs.api.pagination import JobPagination, RunPagination
 from jobs.api.serializers import (
     JobFilterSerializer,
     JobRunFilterSerializer,
@@ -28,32 +28,12 @@ from jobs.api.serializers import (
 )
 from jobs.models import Job, JobHistory
 
-PAGE_SIZE = 50
-MAX_PAGE_SIZE = 200
-
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, plus: a model ValidationError is a 400 with its field messages."""
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(field_errors(exc))
     return drf_exception_handler(exc, context)
-
-
-class JobPagination(PageNumberPagination):
-    page_size = PAGE_SIZE
-    page_size_query_param = "page_size"
-    max_page_size = MAX_PAGE_SIZE
-
-
-class RunPagination(CursorPagination):
-    """Newest first, by cursor: a page costs one indexed range read, never a COUNT(*) of
-    the whole history. `-id` breaks ties between runs created in the same instant (a
-    claim creates its batch with one timestamp), so the order is total."""
-
-    ordering = ("-created_at", "-id")
-    page_size = PAGE_SIZE
-    page_size_query_param = "page_size"
-    max_page_size = MAX_PAGE_SIZE
 
 
 def _query(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
