@@ -1,8 +1,10 @@
 """The Django admin as a second console for operators.
 
-Thin by design: state changes go through `jobs.engine` (run now, enable/disable, retry)
-or `Job.save()` (which recomputes the schedule), and validation is `Job.clean()` reached
-through the ModelForm, never a copy of its rules.
+Thin by design: state changes go through `jobs.engine` (run now, retry, cancel) or the
+model (`Job.set_active`, `Job.duplicate`, `Job.save()`, which recomputes the schedule),
+and validation is `Job.clean()` reached through the ModelForm, never a copy of its rules.
+Its modules: common (formatting, lean lists, the capped paginator, bulk-action reports),
+jobs (JobAdmin) and runs (JobHistoryAdmin).
 
 The run table grows without bound, so its pages avoid anything that scales with it:
 no full COUNT(*) (a capped count instead), no facet counts, sorting only the newest-first

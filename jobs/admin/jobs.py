@@ -172,7 +172,7 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
                 ),
             },
         ),
-        # Failure alerts (jobs/alerts.py; README "Alerts").
+        # Failure alerts (jobs/alerts; README "Alerts").
         (
             _("Alerts"),
             {

@@ -61,7 +61,7 @@ class RunJobFilter(admin.SimpleListFilter):
 
 
 class NotificationAttemptInline(admin.TabularInline):
-    """Every try at sending an alert about the run (jobs/alerts.py), read-only."""
+    """Every try at sending an alert about the run (jobs/alerts), read-only."""
 
     model = NotificationAttempt
     extra = 0
@@ -129,8 +129,8 @@ class JobHistoryAdmin(LeanListMixin, admin.ModelAdmin):
     paginator = CappedCountPaginator
     show_full_result_count = False
     show_facets = admin.ShowFacets.NEVER
-    # Newest first is what the (created_at) and (status, created_at) indexes serve; sorting a
-    # million rows by another column would be a full sort per page view.
+    # Newest first is what jobs_run_recent (jobs_run_failed_recent for failed runs) serves;
+    # sorting a million rows by another column would be a full sort per page view.
     sortable_by = ()
 
     class Media:

@@ -156,7 +156,7 @@ class Job(models.Model):
     next_run_at = models.DateTimeField(_("next run"), null=True, blank=True, editable=False)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
-    # Failure alerts (jobs/alerts.py): where to say that a run failed or a job recovered.
+    # Failure alerts (jobs/alerts): where to say that a run failed or a job recovered.
     # Database defaults too, so rows inserted by raw SQL (benchmarks) need not name them.
     notify_on_failure = models.BooleanField(
         _("alert on failure"),

@@ -24,7 +24,7 @@ def scheduler_counts() -> dict[str, int | CappedCount]:
 
     Jobs are counted exactly (thousands of rows). Runs are counted up to a cap: pending
     and running through their partial indexes, recent failures through
-    (status, created_at), and the whole history with a LIMIT.
+    jobs_run_failed_recent, and the whole history with a LIMIT.
     """
     runs = JobHistory.objects.all()
     since = timezone.now() - RECENT_FAILURES_WINDOW

@@ -1,4 +1,5 @@
-"""The screens: dashboard, jobs, history. Thin: they read, render, and call engine.
+"""The screens: dashboard, jobs, history. Thin: they read, render, and call the engine
+or the model (searching, filtering, enabling a job).
 
 Every page needs a login (jobs.web.middleware.LoginRequiredMiddleware) except /healthz.
 State changes are POST only and redirect afterwards; the live parts of a page are
