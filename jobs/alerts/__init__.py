@@ -38,7 +38,6 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import close_old_connections, connection, transaction
-from django.urls import reverse
 
 from jobs import metrics
 from jobs.engine.events import FinishedRun
@@ -283,7 +282,7 @@ def deliver(notice: Notice, *, wait: Callable[[float], Any] | None = None) -> li
 
 def dashboard_url(job: Job) -> str:
     """The job's page: absolute with JOBS_BASE_URL set, else the path."""
-    return f"{settings.JOBS_BASE_URL}{reverse('job_detail', args=[job.pk])}"
+    return f"{settings.JOBS_BASE_URL}{job.get_absolute_url()}"
 
 
 def build_payload(run: JobHistory, kind: str) -> dict[str, Any]:

@@ -168,7 +168,10 @@ class JobFilterSerializer(serializers.Serializer):
     search = serializers.CharField(
         required=False,
         max_length=SEARCH_MAX_LENGTH,
-        help_text="Jobs whose name or command contains this text (any case).",
+        help_text=(
+            "Jobs whose name, description or command contains every word of this text "
+            '(any case; a "quoted phrase" is one word).'
+        ),
     )
 
 

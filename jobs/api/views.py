@@ -5,18 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import exceptions, generics, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.pagination import CursorPagination, PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from jobs import engine
+from jobs.api.pagination import JobPagination, RunPagination
 from jobs.api.serializers import (
     JobFilterSerializer,
     JobRunFilterSerializer,
@@ -28,9 +28,6 @@ from jobs.api.serializers import (
 )
 from jobs.models import Job, JobHistory
 
-PAGE_SIZE = 50
-MAX_PAGE_SIZE = 200
-
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, plus: a model ValidationError is a 400 with its field messages."""
@@ -39,41 +36,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     return drf_exception_handler(exc, context)
 
 
-class JobPagination(PageNumberPagination):
-    page_size = PAGE_SIZE
-    page_size_query_param = "page_size"
-    max_page_size = MAX_PAGE_SIZE
-
-
-class RunPagination(CursorPagination):
-    """Newest first, by cursor: a page costs one indexed range read, never a COUNT(*) of
-    the whole history. `-id` breaks ties between runs created in the same instant (a
-    claim creates its batch with one timestamp), so the order is total."""
-
-    ordering = ("-created_at", "-id")
-    page_size = PAGE_SIZE
-    page_size_query_param = "page_size"
-    max_page_size = MAX_PAGE_SIZE
-
-
 def _query(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
     params = serializer_class(data=request.query_params)
     params.is_valid(raise_exception=True)
     return params.validated_data
-
-
-def _filter_runs(runs: QuerySet[JobHistory], params: dict[str, Any]) -> QuerySet[JobHistory]:
-    lookups = {
-        "job": "job_id",
-        "status": "status",
-        "scheduled_after": "scheduled_for__gte",
-        "scheduled_before": "scheduled_for__lt",
-        "created_after": "created_at__gte",
-        "created_before": "created_at__lt",
-    }
-    return runs.filter(
-        **{lookups[name]: value for name, value in params.items() if value is not None}
-    )
 
 
 def _runs() -> QuerySet[JobHistory]:
@@ -106,8 +72,7 @@ class JobViewSet(viewsets.ModelViewSet):
         if params.get("schedule_type"):
             queryset = queryset.filter(schedule_type=params["schedule_type"])
         if params.get("search"):
-            text = params["search"]
-            queryset = queryset.filter(Q(name__icontains=text) | Q(command__icontains=text))
+            queryset = queryset.search(params["search"])
         return queryset
 
     @extend_schema(summary="Run a job now", request=None, responses={201: RunDetailSerializer})
@@ -133,7 +98,7 @@ class JobViewSet(viewsets.ModelViewSet):
     def _set_active(self, active: bool) -> Response:
         job = self.get_object()
         try:
-            engine.set_active(job, active)
+            job.set_active(active)
         except DjangoValidationError as exc:
             # e.g. enabling a one-off job whose time has passed.
             raise exceptions.ValidationError(field_errors(exc)) from None
@@ -158,7 +123,7 @@ class RunViewSet(viewsets.ReadOnlyModelViewSet):
     def filter_queryset(self, queryset: QuerySet[JobHistory]) -> QuerySet[JobHistory]:
         if self.action != "list":
             return queryset
-        return _filter_runs(queryset, _query(RunFilterSerializer, self.request))
+        return queryset.matching(**_query(RunFilterSerializer, self.request))
 
     @extend_schema(
         request=None,
@@ -195,4 +160,4 @@ class JobRunsView(generics.ListAPIView):
             Job.objects.values_list("pk", flat=True), pk=self.kwargs["job_pk"]
         )
         params = _query(JobRunFilterSerializer, self.request)
-        return _filter_runs(_runs().filter(job_id=job_id), params)
+        return _runs().filter(job_id=job_id).matching(**params)

@@ -20,7 +20,6 @@ from jobs.engine.actions import (
     cancel_run,
     retry_run,
     run_now,
-    set_active,
 )
 from jobs.engine.claim import claim_due
 from jobs.engine.lifecycle import finish, heartbeat, release, start
@@ -50,7 +49,6 @@ __all__ = [
     "retry_run",
     "run_now",
     "running_among",
-    "set_active",
     "start",
     "tickets_for",
 ]

@@ -114,11 +114,3 @@ def cancel_run(run: JobHistory, by: str, now: datetime | None = None) -> None:
             [JobStatus(RunStatus.CANCELLED.value, cancelled.job_key, s.adapt_datetime(when))]
         )
     logger.info("run %s cancelled by %s", run.pk, by or "the scheduler")
-
-
-def set_active(job: Job, active: bool) -> Job:
-    """Enable or disable a job. Enabling resumes its grid at the next point to come."""
-    job.is_active = active
-    job.full_clean()
-    job.save()
-    return job

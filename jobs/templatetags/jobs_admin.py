@@ -11,8 +11,7 @@ from django.utils import formats, timezone
 from django.utils.text import capfirst
 from django.utils.translation import gettext as _
 
-from jobs.admin import CappedCount, capped_count
-from jobs.models import Job, JobHistory, RunStatus
+from jobs.models import CappedCount, Job, JobHistory, RunStatus
 
 register = template.Library()
 
@@ -25,19 +24,19 @@ def scheduler_counts() -> dict[str, int | CappedCount]:
 
     Jobs are counted exactly (thousands of rows). Runs are counted up to a cap: pending
     and running through their partial indexes, recent failures through
-    (status, created_at), and the whole history with a LIMIT.
+    jobs_run_failed_recent, and the whole history with a LIMIT.
     """
     runs = JobHistory.objects.all()
     since = timezone.now() - RECENT_FAILURES_WINDOW
     return {
         "jobs": Job.objects.count(),
         "active_jobs": Job.objects.filter(is_active=True).count(),
-        "runs": capped_count(runs),
-        "pending": capped_count(runs.filter(status=RunStatus.PENDING)),
-        "running": capped_count(runs.filter(status=RunStatus.RUNNING)),
-        "recent_failures": capped_count(
-            runs.filter(status=RunStatus.FAILED, created_at__gte=since)
-        ),
+        "runs": runs.capped_count(),
+        "pending": runs.filter(status=RunStatus.PENDING).capped_count(),
+        "running": runs.filter(status=RunStatus.RUNNING).capped_count(),
+        "recent_failures": runs.filter(
+            status=RunStatus.FAILED, created_at__gte=since
+        ).capped_count(),
     }
 
 

@@ -20,6 +20,7 @@ from django.urls import reverse
 from jobs import admin as jobs_admin
 from jobs.models import (
     NAME_MAX_LENGTH,
+    CappedCount,
     Job,
     JobHistory,
     JobState,
@@ -27,6 +28,7 @@ from jobs.models import (
     ScheduleType,
     Trigger,
 )
+from jobs.models import run as run_models
 from jobs.tests.factories import NOW
 
 JOBS_URL = "admin:jobs_job_changelist"
@@ -187,7 +189,7 @@ def test_the_site_is_titled_and_the_index_shows_job_and_run_counts(
     counts = response.context["counts"]
     assert counts["jobs"] == 2
     assert counts["active_jobs"] == 1
-    assert counts["runs"] == jobs_admin.CappedCount(len(RunStatus.values), capped=False)
+    assert counts["runs"] == CappedCount(len(RunStatus.values), capped=False)
     assert counts["pending"].value == counts["running"].value == 1
     assert counts["recent_failures"].value == 1
     assert 'id="scheduler-counts"' in page
@@ -196,9 +198,9 @@ def test_the_site_is_titled_and_the_index_shows_job_and_run_counts(
 def test_the_index_stops_counting_runs_at_the_cap(
     admin_client: Client, job: Job, monkeypatch
 ) -> None:
-    monkeypatch.setattr(jobs_admin, "RUN_COUNT_CAP", 2)
+    monkeypatch.setattr(run_models, "RUN_COUNT_CAP", 2)
     response = admin_client.get(reverse("admin:index"))
-    assert response.context["counts"]["runs"] == jobs_admin.CappedCount(2, capped=True)
+    assert response.context["counts"]["runs"] == CappedCount(2, capped=True)
     assert "over 2" in response.content.decode()
 
 
@@ -559,7 +561,7 @@ def test_searching_runs_matches_every_word_of_the_job_name(
     admin_client: Client, make_job, make_run, monkeypatch, few_jobs: int
 ) -> None:
     # Both ways: by job ids when few jobs match, Django's join when many do.
-    monkeypatch.setattr(jobs_admin, "FEW_JOBS_MATCHED", few_jobs)
+    monkeypatch.setattr(run_models, "JOB_NAME_LOOKUP_LIMIT", few_jobs)
     for name in ["nightly backup", "weekly backup", "nightly report"]:
         make_run(make_job(name=name))
     for term, expected in [
@@ -662,7 +664,7 @@ def test_retry_twice_makes_one_new_attempt(admin_client: Client, make_job, make_
 def test_retry_refuses_a_selection_bigger_than_the_limit(
     admin_client: Client, job: Job, monkeypatch
 ) -> None:
-    monkeypatch.setattr(jobs_admin, "MAX_RUNS_PER_RETRY", 2)
+    monkeypatch.setattr(jobs_admin.runs, "MAX_RUNS_PER_RETRY", 2)
     before = JobHistory.objects.count()
     response = run_action(admin_client, RUNS_URL, "retry", list(job.runs.all()))
     assert JobHistory.objects.count() == before

@@ -295,7 +295,7 @@ def test_unknown_or_malformed_ids_are_404_with_a_json_body(staff, bad_id):
 
 
 def test_the_job_list_filters_and_paginates(staff):
-    make_job(name="backup db", command="pg_dump")
+    make_job(name="backup db", command="pg_dump", description="nightly copy")
     make_job(name="send mail", is_active=False)
     make_job(
         name="cleanup",
@@ -315,6 +315,7 @@ def test_the_job_list_filters_and_paginates(staff):
     assert names("is_active=true") == ["backup db", "cleanup"]
     assert names("schedule_type=once") == ["cleanup"]
     assert names("search=PG_DUMP") == ["backup db"]
+    assert names("search=nightly backup") == ["backup db"]
     assert names("search=mail") == ["send mail"]
 
     first = staff.get(f"{JOBS}?page_size=2").json()
@@ -409,6 +410,49 @@ def test_the_run_list_pages_by_cursor_without_counting_the_table(staff):
     assert len(seen) == len(set(seen)) == 7
     assert seen[:2] == [str(later[1].pk), str(later[0].pk)]
     assert not any("COUNT(" in q["sql"].upper() for q in captured.captured_queries)
+
+
+@pytest.mark.parametrize("listing", ["all runs", "a job's runs"])
+def test_following_next_returns_every_run_once_when_a_batch_shares_one_instant(staff, listing):
+    # A claim creates its whole batch with one created_at; paging by that timestamp
+    # alone (with an OFFSET to skip equal ones) repeated some runs and lost others.
+    job = make_job()
+    now = timezone.now()
+    batch = [
+        JobHistory(
+            job=job, scheduled_for=now + timedelta(seconds=i), not_before=now, created_at=now
+        )
+        for i in range(3000)
+    ]
+    JobHistory.objects.bulk_create(batch)
+    url = f"{RUNS if listing == 'all runs' else job_url(job, 'runs')}?page_size=200"
+    seen: list[str] = []
+    pages = 0
+    while url:
+        page = staff.get(url).json()
+        seen += [run["id"] for run in page["results"]]
+        url = page["next"]
+        pages += 1
+        assert pages <= 16, "next never ends"
+    assert len(seen) == len(set(seen)) == 3000
+    assert set(seen) == {str(run.pk) for run in batch}
+
+
+def test_previous_pages_back_to_the_newest_runs(staff):
+    job = make_job()
+    now = timezone.now()
+    JobHistory.objects.bulk_create(
+        JobHistory(
+            job=job, scheduled_for=now + timedelta(seconds=i), not_before=now, created_at=now
+        )
+        for i in range(5)
+    )
+    first = staff.get(f"{RUNS}?page_size=2").json()
+    assert first["previous"] is None
+    second = staff.get(first["next"]).json()
+    back = staff.get(second["previous"]).json()
+    assert back["results"] == first["results"]
+    assert staff.get(f"{RUNS}?cursor=garbage").status_code == 404
 
 
 def test_a_jobs_runs_lists_only_that_job_and_its_filters(staff):

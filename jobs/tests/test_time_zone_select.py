@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jobs import schedules
-from jobs.web.forms import TimeZoneSelect
+from jobs.web.widgets import TimeZoneSelect
 
 
 def test_it_lists_the_site_zone_then_every_zone_and_marks_the_chosen_one():

@@ -11,9 +11,8 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from jobs.models import RunStatus
+from jobs.models import JOB_NAME_LOOKUP_LIMIT, RunStatus
 from jobs.tests.factories import make_job, make_run
-from jobs.web import stats
 from jobs.web.pagination import Cursor
 
 pytest_plugins = ["jobs.tests.ui_support"]
@@ -56,7 +55,7 @@ def test_it_filters_by_job_status_and_name(signed_in: Client) -> None:
 
 @pytest.mark.django_db
 def test_a_name_matching_many_jobs_is_filtered_by_a_join(signed_in: Client) -> None:
-    jobs = [make_job(name=f"shard {index}") for index in range(stats.JOB_NAME_LOOKUP_LIMIT + 1)]
+    jobs = [make_job(name=f"shard {index}") for index in range(JOB_NAME_LOOKUP_LIMIT + 1)]
     runs = [make_run(job) for job in jobs[:3]]
     other = make_run(make_job(name="unrelated"))
     shown = set(_ids(signed_in.get("/history/?job_name=shard")))
@@ -74,6 +73,22 @@ def test_the_date_range_is_whole_days_in_the_users_zone(signed_in: Client) -> No
     inside = make_run(job, ago=NOVEMBER_30 - datetime(2026, 11, 29, 15, 30, tzinfo=UTC))
     assert _ids(signed_in.get("/history/?date_from=2026-11-30&date_to=2026-11-30")) == [inside.pk]
     assert _ids(signed_in.get("/history/?date_to=2026-11-29")) == [before.pk]
+
+
+@pytest.mark.django_db
+@time_machine.travel(NOVEMBER_30, tick=False)
+def test_the_apis_filter_names_work_here_too(signed_in: Client) -> None:
+    job = make_job()
+    old = make_run(job, ago=timedelta(hours=2))
+    new = make_run(job, ago=timedelta(minutes=1))
+    hour_ago = "2026-11-30T11:00:00Z"
+    assert _ids(signed_in.get(f"/history/?created_after={hour_ago}")) == [new.pk]
+    assert _ids(signed_in.get(f"/history/?created_before={hour_ago}")) == [old.pk]
+    assert _ids(signed_in.get(f"/history/?scheduled_after={hour_ago}")) == [new.pk]
+    # With the page's own date range, both apply.
+    both = signed_in.get(f"/history/?date_from=2026-11-30&created_before={hour_ago}")
+    assert _ids(both) == [old.pk]
+    assert f'name="created_before" value="{hour_ago}"' in both.text
 
 
 @pytest.mark.django_db

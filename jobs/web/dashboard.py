@@ -18,6 +18,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from jobs.models import Job, JobHistory, RunStatus
+from jobs.sql import store
 
 HOURS = 24
 # How long the counts of an hour that ended over an hour ago are reused (see
@@ -139,7 +140,9 @@ def _zeroes() -> dict[str, int]:
 
 def _count_by_hour(since: datetime, until: datetime | None) -> dict[datetime, dict[str, int]]:
     by_hour: dict[datetime, dict[str, int]] = {}
-    for hour, status, count in JobHistory.objects.hourly_status_counts(since, until):
+    for hour, status, count in JobHistory.objects.hourly_status_counts(
+        since, until, hour=store().hour_of("created_at")
+    ):
         by_hour.setdefault(hour, _zeroes())[status] = count
     return by_hour
 

@@ -9,95 +9,24 @@ filters).
 from __future__ import annotations
 
 from datetime import date, datetime, time, timedelta
+from typing import Any
 
 from crispy_bootstrap5.bootstrap5 import Switch
 from crispy_forms.helper import FormHelper
 from crispy_forms.layout import HTML, Column, Div, Fieldset, Layout, Row
 from django import forms
-from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
-from django.forms.utils import flatatt
 from django.utils import timezone
-from django.utils.html import format_html, format_html_join
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
-from jobs import schedules
 from jobs.models import NAME_MAX_LENGTH, Job, JobState, RunStatus, ScheduleType
+from jobs.web.widgets import LocalDateTimeInput, TimeZoneSelect, mark_schedule_switch
 
 EARLIEST_DAY = date(1970, 1, 1)
 LATEST_DAY = date(9000, 1, 1)
 # What a browser's datetime-local input sends (with or without seconds).
 LOCAL_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S"]
-
-
-# Which schedule types use which fields: the forms (here and in the admin) show a field
-# only for its types (jobs/static/jobs/job_form.js); without JavaScript all are shown.
-SCHEDULE_TYPE_FIELDS = {
-    "scheduled_at": (ScheduleType.ONCE, ScheduleType.INTERVAL),
-    "interval": (ScheduleType.INTERVAL,),
-    "interval_unit": (ScheduleType.INTERVAL,),
-    "cron_expression": (ScheduleType.CRON,),
-    "timezone": (ScheduleType.CRON,),
-}
-
-
-def time_zone_choices() -> list[tuple[str, str]]:
-    """Every IANA zone, after "the site's zone" for a blank value."""
-    site_zone = _("Site time zone (%(zone)s)") % {"zone": settings.TIME_ZONE}
-    return [("", site_zone), *((name, name) for name in schedules.time_zone_names())]
-
-
-class TimeZoneSelect(forms.Select):
-    """The time zone as a list of IANA names (600 of them, so not a radio list).
-
-    The options are written out here rather than through Django's template per option:
-    600 template renders took 200 ms, most of a job form's time (the admin's too).
-    """
-
-    def __init__(self, attrs: dict | None = None) -> None:
-        super().__init__(attrs=attrs)
-        self.choices = time_zone_choices()
-
-    def render(
-        self,
-        name: str,
-        value: object,
-        attrs: dict | None = None,
-        renderer: object = None,
-    ) -> SafeString:
-        final_attrs = self.build_attrs(self.attrs, attrs)
-        final_attrs["name"] = name
-        selected = "" if value is None else str(value)
-        options = format_html_join(
-            "",
-            '<option value="{}"{}>{}</option>',
-            (
-                (choice, mark_safe(" selected") if choice == selected else "", label)
-                for choice, label in self.choices
-            ),
-        )
-        return format_html("<select{}>{}</select>", flatatt(final_attrs), options)
-
-
-def mark_schedule_switch(fields: dict[str, forms.Field]) -> None:
-    """Tag a job form's fields for job_form.js: the switch, and what each field needs."""
-    if "schedule_type" not in fields:  # a read-only view of the job
-        return
-    fields["schedule_type"].widget.attrs["data-schedule-switch"] = ""
-    for name, types in SCHEDULE_TYPE_FIELDS.items():
-        if name in fields:
-            fields[name].widget.attrs["data-schedule-types"] = " ".join(types)
-
-
-class LocalDateTimeInput(forms.DateTimeInput):
-    """<input type="datetime-local">; the value is shown and read in the user's zone
-    (forms.DateTimeField converts with the active time zone both ways)."""
-
-    input_type = "datetime-local"
-
-    def __init__(self, attrs: dict | None = None) -> None:
-        super().__init__(attrs=attrs, format="%Y-%m-%dT%H:%M")
 
 
 class JobForm(forms.ModelForm):
@@ -193,7 +122,8 @@ class JobForm(forms.ModelForm):
 class JobFilterForm(forms.Form):
     """The job list's search and filters (GET). An invalid value is reported and ignored."""
 
-    q = forms.CharField(label=_("Name"), required=False, max_length=NAME_MAX_LENGTH)
+    # JobQuerySet.search: every word in the name, description or command.
+    q = forms.CharField(label=_("Search"), required=False, max_length=NAME_MAX_LENGTH)
     state = forms.ChoiceField(
         label=_("State"), required=False, choices=[("", _("Any state")), *JobState.choices]
     )
@@ -205,7 +135,13 @@ class JobFilterForm(forms.Form):
 
 
 class HistoryFilterForm(forms.Form):
-    """The history's filters (GET): job, status and a date range in the user's zone."""
+    """The history's filters (GET): job, status and a date range in the user's zone.
+
+    It also reads the API's names for the run filters (created_after, created_before,
+    scheduled_after, scheduled_before: ISO 8601 times), so a link that works for the API
+    works here; run_filters() gives JobHistoryQuerySet.matching the same arguments the
+    API gives it.
+    """
 
     job = forms.UUIDField(required=False, widget=forms.HiddenInput)
     job_name = forms.CharField(label=_("Job"), required=False, max_length=NAME_MAX_LENGTH)
@@ -225,6 +161,11 @@ class HistoryFilterForm(forms.Form):
         widget=forms.DateInput(attrs={"type": "date"}),
         validators=[MinValueValidator(EARLIEST_DAY), MaxValueValidator(LATEST_DAY)],
     )
+    # The API's names; not in the form's layout, kept as hidden inputs when given.
+    created_after = forms.DateTimeField(required=False, widget=forms.HiddenInput)
+    created_before = forms.DateTimeField(required=False, widget=forms.HiddenInput)
+    scheduled_after = forms.DateTimeField(required=False, widget=forms.HiddenInput)
+    scheduled_before = forms.DateTimeField(required=False, widget=forms.HiddenInput)
 
     def clean(self) -> dict:
         cleaned = super().clean()
@@ -240,6 +181,23 @@ class HistoryFilterForm(forms.Form):
             _local_midnight(start) if start else None,
             _local_midnight(end + timedelta(days=1)) if end else None,
         )
+
+    def run_filters(self) -> dict[str, Any]:
+        """The valid filters as JobHistoryQuerySet.matching's arguments. A date range and
+        a created_after/created_before given together both apply (the narrower wins)."""
+        wanted = self.cleaned_data
+        day_start, day_end = self.created_range()
+        starts = [t for t in (day_start, wanted.get("created_after")) if t is not None]
+        ends = [t for t in (day_end, wanted.get("created_before")) if t is not None]
+        return {
+            "job": wanted.get("job"),
+            "job_name": wanted.get("job_name") or None,
+            "status": wanted.get("status") or None,
+            "scheduled_after": wanted.get("scheduled_after"),
+            "scheduled_before": wanted.get("scheduled_before"),
+            "created_after": max(starts, default=None),
+            "created_before": min(ends, default=None),
+        }
 
 
 def _local_midnight(day: date) -> datetime:

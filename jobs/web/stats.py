@@ -5,15 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db.models import Avg, Count, DurationField, ExpressionWrapper, F, Q, QuerySet
+from django.db.models import Avg, Count, DurationField, ExpressionWrapper, F, Q
 
-from jobs.models import OUTCOME_STATUSES, Job, JobHistory, RunStatus
+from jobs.models import OUTCOME_STATUSES, Job, RunStatus
 
 # The job page's figures cover this many of the job's latest runs: enough to be
 # meaningful, and a job that ran every second for a year does not make the page slow.
 STATS_WINDOW = 1000
-# A job-name filter matching at most this many jobs looks their runs up job by job.
-JOB_NAME_LOOKUP_LIMIT = 50
 
 
 @dataclass(frozen=True)
@@ -58,18 +56,3 @@ def job_run_stats(job: Job) -> JobRunStats:
         ),
     )
     return JobRunStats(**figures)
-
-
-def runs_matching_job_name(runs: QuerySet[JobHistory], text: str) -> QuerySet[JobHistory]:
-    """The runs of jobs whose name contains `text` (one small query to decide how).
-
-    Few matching jobs: their runs are found job by job through index jobs_run_job_recent.
-    Many: the history is read newest first and the matches kept, which fills a page
-    quickly precisely because matches are common. Either way the cost stays bounded,
-    where one plan for both would be slow for one of them.
-    """
-    matching = Job.objects.filter(name__icontains=text)
-    ids = list(matching.values_list("pk", flat=True)[: JOB_NAME_LOOKUP_LIMIT + 1])
-    if len(ids) <= JOB_NAME_LOOKUP_LIMIT:
-        return runs.filter(job_id__in=ids)
-    return runs.filter(job__name__icontains=text)

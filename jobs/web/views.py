@@ -1,4 +1,5 @@
-"""The screens: dashboard, jobs, history. Thin: they read, render, and call engine.
+"""The screens: dashboard, jobs, history. Thin: they read, render, and call the engine
+or the model (searching, filtering, enabling a job).
 
 Every page needs a login (jobs.web.middleware.LoginRequiredMiddleware) except /healthz.
 State changes are POST only and redirect afterwards; the live parts of a page are
@@ -28,7 +29,7 @@ from jobs.models import Job, JobHistory
 from jobs.web import dashboard as dashboard_data
 from jobs.web.forms import HistoryFilterForm, JobFilterForm, JobForm
 from jobs.web.pagination import Cursor, run_page
-from jobs.web.stats import job_run_stats, runs_matching_job_name
+from jobs.web.stats import job_run_stats
 
 JOBS_PER_PAGE = 50
 JOB_RUNS_PER_PAGE = 20
@@ -72,7 +73,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
     wanted = filters.cleaned_data
     jobs = Job.objects.with_running().order_by("name", "id")
     if wanted.get("q"):
-        jobs = jobs.filter(name__icontains=wanted["q"])
+        jobs = jobs.search(wanted["q"])
     if wanted.get("state"):
         jobs = jobs.in_state(wanted["state"])
     if wanted.get("active"):
@@ -143,7 +144,7 @@ def job_toggle(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     active = bool(request.POST.get("active"))
     try:
-        engine.set_active(job, active)
+        job.set_active(active)
     except ValidationError as exc:
         # A one-off job whose time has passed cannot be enabled again: say why.
         messages.error(request, " ".join(exc.messages))
@@ -163,20 +164,8 @@ def history(request: HttpRequest) -> HttpResponse:
     filters.is_valid()  # an invalid filter is shown with its error and left out
     wanted = filters.cleaned_data
     # Lists never show logs, which can be long: each run's page does.
-    runs = JobHistory.objects.select_related("job").defer("log")
-    selected_job = None
-    if wanted.get("job"):
-        selected_job = Job.objects.filter(pk=wanted["job"]).first()
-        runs = runs.filter(job_id=wanted["job"])
-    if wanted.get("job_name"):
-        runs = runs_matching_job_name(runs, wanted["job_name"])
-    if wanted.get("status"):
-        runs = runs.filter(status=wanted["status"])
-    start, end = filters.created_range()
-    if start:
-        runs = runs.filter(created_at__gte=start)
-    if end:
-        runs = runs.filter(created_at__lt=end)
+    runs = JobHistory.objects.select_related("job").defer("log").matching(**filters.run_filters())
+    selected_job = Job.objects.filter(pk=wanted["job"]).first() if wanted.get("job") else None
     before = Cursor.parse(request.GET.get("before"))
     after = Cursor.parse(request.GET.get("after"))
     context = {

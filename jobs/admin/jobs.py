@@ -1,0 +1,390 @@
+"""The job pages of the admin: the list, the form with its latest runs, the actions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.db.models import Count, QuerySet
+from django.forms.models import BaseInlineFormSet
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+from django.utils.text import capfirst
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext, ngettext_lazy
+
+from jobs import engine
+from jobs.admin.common import (
+    BulkAction,
+    LeanListMixin,
+    badge,
+    format_duration,
+    run_status_badge,
+    time_column,
+)
+from jobs.admin.runs import RunJobFilter
+from jobs.models import JOB_SEARCH_FIELDS, Job, JobHistory, JobState
+from jobs.web.widgets import TimeZoneSelect, mark_schedule_switch
+
+# Runs shown on a job's admin page; the rest are one link away.
+LATEST_RUNS_SHOWN = 20
+
+
+def runs_of_job_url(job: Job) -> str:
+    return f"{reverse('admin:jobs_jobhistory_changelist')}?{RunJobFilter.parameter_name}={job.pk}"
+
+
+class JobStateFilter(admin.SimpleListFilter):
+    """Filter by Job.state, in SQL: the same rule, on last_run_status and running runs."""
+
+    title = _("state")
+    parameter_name = "state"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> Iterable:
+        return JobState.choices
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Job]) -> QuerySet[Job]:
+        state = self.value()
+        if state not in JobState.values:
+            return queryset
+        # The dashboard's rule (JobQuerySet.in_state): the few running runs through their
+        # partial index, rather than an EXISTS per job over each job's history.
+        return queryset.in_state(state)
+
+
+class LatestRunsFormSet(BaseInlineFormSet):
+    """The job's LATEST_RUNS_SHOWN newest runs, not all of them.
+
+    The admin filters an inline's queryset by the job after get_queryset(), and a sliced
+    queryset can't be filtered; so the slice goes into a subquery of ids instead.
+    """
+
+    # The newest occurrences and, within one, the latest attempt: a backward walk of the
+    # unique (job, scheduled_for, attempt) index, however long the job's history.
+    newest_first = ("-scheduled_for", "-attempt")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # self.queryset is already this job's runs.
+        latest_ids = self.queryset.order_by(*self.newest_first).values("pk")[:LATEST_RUNS_SHOWN]
+        self.queryset = self.queryset.filter(pk__in=latest_ids).order_by(*self.newest_first)
+
+
+class LatestRunsInline(admin.TabularInline):
+    model = JobHistory
+    formset = LatestRunsFormSet
+    verbose_name = _("run")
+    verbose_name_plural = _("latest runs")
+    fields = readonly_fields = (
+        "scheduled",
+        "attempt",
+        "status_badge",
+        "trigger",
+        "started",
+        "finished",
+        "duration_display",
+        "worker",
+    )
+    show_change_link = True
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Job | None = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Job | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Job | None = None) -> bool:
+        return False
+
+    scheduled = time_column("scheduled_for", _("scheduled for"))
+    started = time_column("started_at", _("started"))
+    finished = time_column("finished_at", _("finished"))
+
+    @admin.display(description=_("status"))
+    def status_badge(self, run: JobHistory) -> SafeString:
+        return run_status_badge(run)
+
+    @admin.display(description=_("duration"))
+    def duration_display(self, run: JobHistory) -> str | None:
+        return format_duration(run.duration)
+
+
+@admin.register(Job)
+class JobAdmin(LeanListMixin, admin.ModelAdmin):
+    list_display = ("name", "schedule", "is_active", "state_badge", "last_run", "next_run")
+    list_filter = ("is_active", "schedule_type", "overlap_policy", JobStateFilter)
+    # Shows the search box and names what it looks in; the search itself is
+    # JobQuerySet.search (see get_search_results), the dashboard's and the API's.
+    search_fields = JOB_SEARCH_FIELDS
+    search_help_text = _("Search the name, description and command.")
+    actions = ("run_now", "enable", "disable", "duplicate")
+    inlines = (LatestRunsInline,)
+    readonly_fields = (
+        "state_badge",
+        "last_run",
+        "next_run",
+        "links",
+        "created_at",
+        "updated_at",
+    )
+    fieldsets = (
+        (_("General"), {"fields": ("name", "description", "command", "is_active")}),
+        (
+            _("Schedule"),
+            {
+                "fields": (
+                    "schedule_type",
+                    "scheduled_at",
+                    ("interval", "interval_unit"),
+                    ("cron_expression", "timezone"),
+                    "misfire_policy",
+                ),
+                "description": _(
+                    "Once: set “run at”. Every N units: set “every” and “unit”; "
+                    "“run at” optionally fixes the first run. Cron: set the expression "
+                    "and, if not the site's, the time zone."
+                ),
+            },
+        ),
+        (
+            _("Runs"),
+            {
+                "fields": (
+                    "overlap_policy",
+                    "timeout_seconds",
+                    ("max_retries", "retry_backoff_seconds"),
+                )
+            },
+        ),
+        (
+            _("Simulation"),
+            {
+                "fields": (("sim_failure_rate", "sim_min_seconds", "sim_max_seconds"),),
+                "description": _(
+                    "How this job's simulated runs behave. Blank fields use the defaults; "
+                    "a failure rate of 1 makes every run fail, to try retries."
+                ),
+            },
+        ),
+        # Failure alerts (jobs/alerts; README "Alerts").
+        (
+            _("Alerts"),
+            {
+                "fields": (
+                    ("notify_on_failure", "notify_on_recovery"),
+                    "webhook_url",
+                    "notify_emails",
+                )
+            },
+        ),
+    )
+    status_fieldset = (
+        _("Status"),
+        {
+            "fields": (
+                "state_badge",
+                "last_run",
+                "next_run",
+                "links",
+                ("created_at", "updated_at"),
+            )
+        },
+    )
+
+    class Media:
+        css = {"all": ("jobs/admin.css",)}
+        # Shows only the chosen schedule type's fields, as on the dashboard's form.
+        js = ("jobs/job_form.js",)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Job]:
+        # is_running for the state badge: one EXISTS per listed row, no query per row.
+        return super().get_queryset(request).with_running()
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[Job], search_term: str
+    ) -> tuple[QuerySet[Job], bool]:
+        """JobQuerySet.search: the dashboard's and the API's search, the same words."""
+        return queryset.search(search_term), False
+
+    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "timezone":
+            kwargs["widget"] = TimeZoneSelect()
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+    def get_form(self, request: HttpRequest, obj: Job | None = None, **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, **kwargs)
+        mark_schedule_switch(form.base_fields)
+        return form
+
+    def get_fieldsets(self, request: HttpRequest, obj: Job | None = None) -> Sequence:
+        if obj is None:
+            return self.fieldsets
+        return (*self.fieldsets, self.status_fieldset)
+
+    def get_inlines(self, request: HttpRequest, obj: Job | None) -> Sequence:
+        return self.inlines if obj is not None else ()
+
+    def view_on_site(self, job: Job) -> str:
+        return job.get_absolute_url()
+
+    # --- columns and read-only fields ---
+
+    last_run = time_column("last_run_at", _("last run"))
+    next_run = time_column("next_run_at", _("next run"))
+
+    @admin.display(description=_("schedule"))
+    def schedule(self, job: Job) -> str:
+        return job.schedule_text
+
+    @admin.display(description=_("state"), ordering="last_run_status")
+    def state_badge(self, job: Job) -> SafeString:
+        state = job.state
+        return badge("state", state, JobState(state).label)
+
+    @admin.display(description=_("links"))
+    def links(self, job: Job) -> SafeString:
+        return format_html(
+            '<a href="{}">{}</a> · <a href="{}">{}</a>',
+            job.get_absolute_url(),
+            _("Dashboard page"),
+            runs_of_job_url(job),
+            _("All runs of this job"),
+        )
+
+    # --- deleting ---
+
+    def get_deleted_objects(self, objs: Iterable[Job], request: HttpRequest) -> tuple:
+        """Summarise each job's runs by count instead of listing every one.
+
+        Django's confirmation page loads and lists every related row; a job that ran
+        every ten seconds for a month has 260,000 runs.
+        """
+        jobs = list(objs)
+        run_counts: dict[Any, int] = dict(
+            JobHistory.objects.filter(job__in=jobs)
+            .values("job_id")
+            .annotate(count=Count("pk"))
+            .values_list("job_id", "count")
+        )
+        deleted_objects: list[Any] = []
+        for job in jobs:
+            url = reverse("admin:jobs_job_change", args=[job.pk], current_app=self.admin_site.name)
+            deleted_objects.append(
+                format_html('{}: <a href="{}">{}</a>', capfirst(Job._meta.verbose_name), url, job)
+            )
+            if runs := run_counts.get(job.pk, 0):
+                deleted_objects.append(
+                    [ngettext("%(count)d run", "%(count)d runs", runs) % {"count": runs}]
+                )
+        total_runs = sum(run_counts.values())
+        model_count = {Job._meta.verbose_name_plural: len(jobs)}
+        perms_needed = set()
+        if not self.has_delete_permission(request):
+            perms_needed.add(Job._meta.verbose_name)
+        if total_runs:
+            model_count[JobHistory._meta.verbose_name_plural] = total_runs
+            run_admin = self.admin_site.get_model_admin(JobHistory)
+            if not run_admin.has_delete_permission(request):
+                perms_needed.add(JobHistory._meta.verbose_name)
+        return deleted_objects, model_count, perms_needed, []
+
+    # --- actions ---
+
+    @admin.action(description=_("Run the selected jobs now"), permissions=["change"])
+    def run_now(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
+        jobs = list(queryset)
+        for job in jobs:
+            engine.run_now(job)
+        self.message_user(
+            request,
+            ngettext(
+                "Queued %(count)d run; it starts as soon as a worker is free.",
+                "Queued %(count)d runs; they start as soon as workers are free.",
+                len(jobs),
+            )
+            % {"count": len(jobs)},
+            messages.SUCCESS,
+        )
+
+    @admin.action(description=_("Enable the selected jobs"), permissions=["change"])
+    def enable(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
+        self._set_active(request, queryset, active=True)
+
+    @admin.action(description=_("Disable the selected jobs"), permissions=["change"])
+    def disable(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
+        self._set_active(request, queryset, active=False)
+
+    def _set_active(self, request: HttpRequest, queryset: QuerySet[Job], *, active: bool) -> None:
+        def change(job: Job) -> None:
+            job.set_active(active)
+            self.log_change(request, job, _("Enabled.") if active else _("Disabled."))
+
+        action = BulkAction(self, request)
+        # e.g. a one-off job whose time has passed is refused: reported, the rest go on.
+        action.apply(queryset.filter(is_active=not active), change, (ValidationError,))
+        if active:
+            action.report_done(
+                ngettext_lazy("Enabled %(count)d job.", "Enabled %(count)d jobs.", "count")
+            )
+        else:
+            action.report_done(
+                ngettext_lazy("Disabled %(count)d job.", "Disabled %(count)d jobs.", "count")
+            )
+        if not action.done and not action.refused:
+            action.say(
+                _("The selected jobs were already enabled.")
+                if active
+                else _("The selected jobs were already disabled."),
+                messages.INFO,
+            )
+        action.report_named(
+            ngettext_lazy(
+                "Could not enable %(count)d job: %(why)s",
+                "Could not enable %(count)d jobs: %(why)s",
+                "count",
+            )
+            if active
+            else ngettext_lazy(
+                "Could not disable %(count)d job: %(why)s",
+                "Could not disable %(count)d jobs: %(why)s",
+                "count",
+            )
+        )
+
+    @admin.action(description=_("Duplicate the selected jobs"), permissions=["add"])
+    def duplicate(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
+        disabled: list[tuple[Job, str]] = []
+
+        def copy(job: Job) -> None:
+            made, disabled_because = job.duplicate()
+            self.log_addition(request, made, _("Duplicated from “%(name)s”.") % {"name": job})
+            if disabled_because:
+                disabled.append((made, disabled_because))
+
+        action = BulkAction(self, request)
+        action.apply(queryset, copy, (ValidationError,))
+        action.report_done(
+            ngettext_lazy("Created %(count)d copy.", "Created %(count)d copies.", "count")
+        )
+        action.report_named(
+            ngettext_lazy(
+                "%(count)d copy was saved disabled: %(why)s",
+                "%(count)d copies were saved disabled: %(why)s",
+                "count",
+            ),
+            disabled,
+            messages.WARNING,
+        )
+        action.report_named(
+            ngettext_lazy(
+                "Could not copy %(count)d job: %(why)s",
+                "Could not copy %(count)d jobs: %(why)s",
+                "count",
+            )
+        )

@@ -1,0 +1,249 @@
+"""The run pages of the admin: the capped list, a run's page with its alerts, retry
+and cancel. The history only grows, so nothing here costs in proportion to it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext, ngettext_lazy
+from django.utils.translation import gettext_lazy as _
+
+from jobs import engine
+from jobs.admin.common import (
+    BulkAction,
+    CappedCountPaginator,
+    LeanListMixin,
+    format_duration,
+    run_status_badge,
+    time_column,
+)
+from jobs.models import Job, JobHistory, NotificationAttempt
+
+# Retrying is a few queries per run; a select-all over the history must not run for minutes.
+MAX_RUNS_PER_RETRY = 1000
+# The same bound for cancelling (a statement or two per run).
+MAX_RUNS_PER_CANCEL = 1000
+
+
+class RunJobFilter(admin.SimpleListFilter):
+    """The runs of one job (the "all runs" link on a job's page).
+
+    Offers only the job already chosen: a list of every job would be 10,000 links.
+    """
+
+    title = _("job")
+    parameter_name = "job"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> Iterable:
+        job_id = self.value()
+        if not job_id:
+            return []
+        try:
+            return list(Job.objects.filter(pk=job_id).values_list("pk", "name"))
+        except ValidationError:  # not a UUID
+            return []
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        job_id = self.value()
+        if not job_id:
+            return queryset
+        try:
+            return queryset.filter(job_id=job_id)
+        except ValidationError:
+            return queryset.none()
+
+
+class NotificationAttemptInline(admin.TabularInline):
+    """Every try at sending an alert about the run (jobs/alerts), read-only."""
+
+    model = NotificationAttempt
+    extra = 0
+    can_delete = False
+    fields = readonly_fields = (
+        "created_at",
+        "kind",
+        "channel",
+        "target",
+        "attempt",
+        "status",
+        "response_code",
+        "error",
+    )
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Whoever may see the run sees its alerts.
+        return request.user.has_perm("jobs.view_jobhistory")
+
+
+@admin.register(JobHistory)
+class JobHistoryAdmin(LeanListMixin, admin.ModelAdmin):
+    list_display = (
+        "job_link",
+        "scheduled",
+        "attempt",
+        "status_badge",
+        "started",
+        "finished",
+        "duration_display",
+        "worker",
+    )
+    list_display_links = ("scheduled",)
+    list_select_related = ("job",)
+    list_filter = ("status", ("created_at", admin.DateFieldListFilter), RunJobFilter)
+    date_hierarchy = "created_at"
+    search_fields = ("job__name",)
+    search_help_text = _("Search by job name.")
+    actions = ("retry", "cancel")
+    inlines = (NotificationAttemptInline,)
+    fields = readonly_fields = (
+        "job",
+        "scheduled",
+        "attempt",
+        "status_badge",
+        "trigger",
+        "not_before_display",
+        "started",
+        "finished",
+        "duration_display",
+        "heartbeat",
+        "worker",
+        "cancelled_by",
+        "created",
+        "log_display",
+    )
+
+    # The history only grows; nothing here may cost in proportion to it.
+    paginator = CappedCountPaginator
+    show_full_result_count = False
+    show_facets = admin.ShowFacets.NEVER
+    # Newest first is what jobs_run_recent (jobs_run_failed_recent for failed runs) serves;
+    # sorting a million rows by another column would be a full sort per page view.
+    sortable_by = ()
+
+    class Media:
+        css = {"all": ("jobs/admin.css",)}
+
+    # Runs are written by the engine only: view here, delete for superusers.
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: JobHistory | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: JobHistory | None = None) -> bool:
+        return request.user.is_superuser
+
+    def has_retry_permission(self, request: HttpRequest) -> bool:
+        # A retry queues a run, like "run now" on the job.
+        return request.user.has_perm("jobs.change_job")
+
+    def has_cancel_permission(self, request: HttpRequest) -> bool:
+        # Cancelling stops a job's run: the same right as running it.
+        return request.user.has_perm("jobs.change_job")
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[JobHistory], search_term: str
+    ) -> tuple[QuerySet[JobHistory], bool]:
+        """Search by job name: JobHistoryQuerySet.for_job_name, the history page's rule.
+
+        Django's own search would join each run to its job and test the name, walking
+        the history newest first: a scan of every run when few jobs match.
+        `search_fields` only makes Django show the search box.
+        """
+        if not search_term:
+            return queryset, False
+        return queryset.for_job_name(search_term), False
+
+    # --- columns and read-only fields ---
+
+    scheduled = time_column("scheduled_for", _("scheduled for"))
+    not_before_display = time_column("not_before", _("not before"))
+    started = time_column("started_at", _("started"))
+    finished = time_column("finished_at", _("finished"))
+    heartbeat = time_column("heartbeat_at", _("heartbeat"))
+    created = time_column("created_at", _("created"))
+
+    @admin.display(description=_("job"))
+    def job_link(self, run: JobHistory) -> SafeString:
+        # To this job's runs: a query string needs no reverse() per row, and the job's
+        # own page is a click away on the run's page.
+        return format_html(
+            '<a href="?{}={}" title="{}">{}</a>',
+            RunJobFilter.parameter_name,
+            run.job_id,
+            gettext("Show only this job's runs"),
+            run.job.name,
+        )
+
+    @admin.display(description=_("status"))
+    def status_badge(self, run: JobHistory) -> SafeString:
+        return run_status_badge(run)
+
+    @admin.display(description=_("duration"))
+    def duration_display(self, run: JobHistory) -> str | None:
+        return format_duration(run.duration)
+
+    @admin.display(description=_("log"))
+    def log_display(self, run: JobHistory) -> SafeString | None:
+        if not run.log:
+            return None
+        # <pre> keeps the executor's line breaks and alignment; format_html escapes it.
+        return format_html('<pre class="jobs-run-log">{}</pre>', run.log)
+
+    # --- actions ---
+
+    @admin.action(description=_("Retry the selected failed runs"), permissions=["retry"])
+    def retry(self, request: HttpRequest, queryset: QuerySet[JobHistory]) -> None:
+        runs = queryset.select_related(None).only("job", "scheduled_for", "attempt", "status")
+        action = BulkAction(self, request)
+        if action.over_cap(
+            runs,
+            MAX_RUNS_PER_RETRY,
+            _("Select at most %(max)d runs to retry at a time; filter by status first."),
+        ):
+            return
+        action.apply(runs, engine.retry_run, (engine.RetryRefused,))
+        action.report_done(
+            ngettext_lazy(
+                "Retrying %(count)d run: its next attempt is pending.",
+                "Retrying %(count)d runs: their next attempts are pending.",
+                "count",
+            )
+        )
+        action.report_refused_by_reason(_("%(count)d %(runs)s not retried: %(reason)s"))
+
+    @admin.action(
+        description=_("Cancel the selected pending or running runs"), permissions=["cancel"]
+    )
+    def cancel(self, request: HttpRequest, queryset: QuerySet[JobHistory]) -> None:
+        runs = queryset.select_related(None).only("pk")
+        action = BulkAction(self, request)
+        if action.over_cap(
+            runs,
+            MAX_RUNS_PER_CANCEL,
+            _("Select at most %(max)d runs to cancel at a time; filter by status first."),
+        ):
+            return
+        by = request.user.get_username()
+        action.apply(runs, lambda run: engine.cancel_run(run, by=by), (engine.CancelRefused,))
+        action.report_done(
+            ngettext_lazy(
+                "Cancelled %(count)d run; a running one stops within a few seconds.",
+                "Cancelled %(count)d runs; running ones stop within a few seconds.",
+                "count",
+            )
+        )
+        action.report_refused_by_reason(_("%(count)d %(runs)s not cancelled: %(reason)s"))

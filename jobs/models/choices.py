@@ -1,0 +1,165 @@
+"""The vocabulary of jobs and runs: choices, status groups, limits, and which fields
+each schedule type uses. No models here, so forms, serializers and the engine can import
+it without the model classes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from jobs import schedules
+
+NAME_MAX_LENGTH = 200
+# Appended to the name of a duplicated job (Job.duplicate), within NAME_MAX_LENGTH.
+COPY_SUFFIX = " (copy)"
+COMMAND_MAX_LENGTH = 1000
+DESCRIPTION_MAX_LENGTH = 2000
+MAX_RETRIES_LIMIT = 10
+DEFAULT_RETRY_BACKOFF_SECONDS = 10
+MAX_RETRY_BACKOFF_SECONDS = 86400
+WEBHOOK_URL_MAX_LENGTH = 500
+NOTIFY_EMAILS_MAX_LENGTH = 2000
+MAX_NOTIFY_EMAILS = 20
+CRON_EXPRESSION_MAX_LENGTH = 120
+TIME_ZONE_MAX_LENGTH = 64
+# A run longer than a week is a mistake, not a timeout.
+MAX_TIMEOUT_SECONDS = 7 * 86400
+# The longest simulated run a job may ask for: long enough to try timeouts and cancelling,
+# short enough that a typo does not tie up a worker for a day.
+MAX_SIM_SECONDS = 3600
+
+
+# Times outside these bounds overflow when converted to UTC or moved by an interval, and
+# no real schedule needs them.
+EARLIEST_SCHEDULE_TIME = datetime(2000, 1, 1, tzinfo=UTC)
+LATEST_SCHEDULE_TIME = datetime(9000, 1, 1, tzinfo=UTC)
+
+
+def validate_schedule_time(value: datetime) -> None:
+    if not EARLIEST_SCHEDULE_TIME <= value <= LATEST_SCHEDULE_TIME:
+        raise ValidationError(
+            _("Choose a time between the years 2000 and 9000."), code="out_of_range"
+        )
+
+
+class ScheduleType(models.TextChoices):
+    ONCE = "once", _("Once")
+    INTERVAL = "interval", _("Every N units")
+    CRON = "cron", _("Cron expression")
+
+
+# Which schedule types use which fields. Job.clean() requires them for these types; the
+# forms (the dashboard's and the admin's) show a field only for its types
+# (jobs/static/jobs/job_form.js); without JavaScript all are shown.
+SCHEDULE_TYPE_FIELDS = {
+    "scheduled_at": (ScheduleType.ONCE, ScheduleType.INTERVAL),
+    "interval": (ScheduleType.INTERVAL,),
+    "interval_unit": (ScheduleType.INTERVAL,),
+    "cron_expression": (ScheduleType.CRON,),
+    "timezone": (ScheduleType.CRON,),
+}
+
+
+class IntervalUnit(models.TextChoices):
+    SECOND = schedules.SECOND, _("seconds")
+    MINUTE = schedules.MINUTE, _("minutes")
+    HOUR = schedules.HOUR, _("hours")
+    DAY = schedules.DAY, _("days")
+
+
+class MisfirePolicy(models.TextChoices):
+    COALESCE = schedules.COALESCE, _("Run once for all missed occurrences")
+    SKIP = schedules.SKIP, _("Skip missed occurrences")
+
+
+class OverlapPolicy(models.TextChoices):
+    """What an occurrence does when the job still has a pending or running run."""
+
+    ALLOW = "allow", _("Run anyway (allow overlap)")
+    FORBID = "forbid", _("Skip the new occurrence (forbid overlap)")
+    REPLACE = "replace", _("Cancel the old run and start the new one (replace)")
+
+
+class RunStatus(models.TextChoices):
+    PENDING = "pending", _("Pending")
+    RUNNING = "running", _("Running")
+    SUCCESS = "success", _("Succeeded")
+    FAILED = "failed", _("Failed")
+    # Never started: the job's overlap policy (forbid) passed over this occurrence.
+    SKIPPED = "skipped", _("Skipped")
+    # Stopped by an operator, or replaced by a newer occurrence (overlap policy replace).
+    CANCELLED = "cancelled", _("Cancelled")
+
+
+# Runs that will not change any more.
+FINISHED_STATUSES = (RunStatus.SUCCESS, RunStatus.FAILED, RunStatus.SKIPPED, RunStatus.CANCELLED)
+# Runs that executed to an outcome of their own: what success rates and durations count.
+OUTCOME_STATUSES = (RunStatus.SUCCESS, RunStatus.FAILED)
+# Runs that hold their job, for the overlap policy and for cancelling.
+ACTIVE_STATUSES = (RunStatus.PENDING, RunStatus.RUNNING)
+
+
+class JobState(models.TextChoices):
+    """A job's state for the lists, derived from its latest run."""
+
+    WAITING = "waiting", _("Waiting")
+    RUNNING = "running", _("Running")
+    SUCCEEDED = "succeeded", _("Succeeded")
+    FAILED = "failed", _("Failed")
+    SKIPPED = "skipped", _("Skipped")
+    CANCELLED = "cancelled", _("Cancelled")
+
+
+# Job.state for a job that is not running, by its last_run_status.
+STATE_BY_LAST_STATUS = {
+    RunStatus.SUCCESS: JobState.SUCCEEDED,
+    RunStatus.FAILED: JobState.FAILED,
+    RunStatus.SKIPPED: JobState.SKIPPED,
+    RunStatus.CANCELLED: JobState.CANCELLED,
+}
+
+
+# The cron fields in words, in the order of schedules.CRON_FIELDS.
+CRON_FIELD_NAMES = (_("minute"), _("hour"), _("day of month"), _("month"), _("day of week"))
+
+
+class Trigger(models.TextChoices):
+    SCHEDULE = "schedule", _("Schedule")
+    MANUAL = "manual", _("Run now")
+    RETRY = "retry", _("Retry")
+
+
+# Fields whose change moves the job to a new schedule (and recomputes next_run_at). All
+# but the last (is_active) define the schedule itself; a change there re-anchors the grid.
+SCHEDULE_FIELDS = (
+    "schedule_type",
+    "scheduled_at",
+    "interval",
+    "interval_unit",
+    "cron_expression",
+    "timezone",
+    "is_active",
+)
+# Fields the scheduler owns; saving a job edited in a form must not write back stale copies.
+SCHEDULER_FIELDS = ("next_run_at", "last_run_at", "last_run_status")
+
+
+# --- alerts --------------------------------------------------------------------------------
+
+
+class NotificationKind(models.TextChoices):
+    FAILURE = "failure", _("Failure")
+    RECOVERY = "recovery", _("Recovery")
+
+
+class NotificationChannel(models.TextChoices):
+    WEBHOOK = "webhook", _("Webhook")
+    EMAIL = "email", _("E-mail")
+
+
+class NotificationStatus(models.TextChoices):
+    SENT = "sent", _("Sent")
+    FAILED = "failed", _("Failed")

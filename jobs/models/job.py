@@ -1,0 +1,399 @@
+"""Jobs: what runs, on which schedule, and the queries the screens ask about them.
+
+Invariants live in the database (CheckConstraint / UniqueConstraint), not only here:
+several scheduler processes write these tables and only the database sees them all.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.formats import date_format
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext, pgettext
+
+from jobs import schedules
+from jobs.cron_text import describe_cron
+from jobs.models import job_rules
+from jobs.models.choices import (
+    COMMAND_MAX_LENGTH,
+    COPY_SUFFIX,
+    CRON_EXPRESSION_MAX_LENGTH,
+    DEFAULT_RETRY_BACKOFF_SECONDS,
+    DESCRIPTION_MAX_LENGTH,
+    MAX_RETRIES_LIMIT,
+    MAX_RETRY_BACKOFF_SECONDS,
+    NAME_MAX_LENGTH,
+    NOTIFY_EMAILS_MAX_LENGTH,
+    SCHEDULE_FIELDS,
+    SCHEDULER_FIELDS,
+    STATE_BY_LAST_STATUS,
+    TIME_ZONE_MAX_LENGTH,
+    WEBHOOK_URL_MAX_LENGTH,
+    IntervalUnit,
+    JobState,
+    MisfirePolicy,
+    OverlapPolicy,
+    RunStatus,
+    ScheduleType,
+    validate_schedule_time,
+)
+from jobs.models.job_queries import JobQuerySet
+
+
+class Job(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(_("name"), max_length=NAME_MAX_LENGTH)
+    description = models.TextField(_("description"), blank=True, max_length=DESCRIPTION_MAX_LENGTH)
+    command = models.CharField(
+        _("command"),
+        max_length=COMMAND_MAX_LENGTH,
+        help_text=_("What the job runs. Execution is simulated unless another executor is set."),
+    )
+    schedule_type = models.CharField(
+        _("schedule"), max_length=16, choices=ScheduleType.choices, default=ScheduleType.INTERVAL
+    )
+    scheduled_at = models.DateTimeField(
+        _("run at"),
+        null=True,
+        blank=True,
+        validators=[validate_schedule_time],
+        help_text=_("Once: when to run. Every N units: when the first run happens (optional)."),
+    )
+    # A plain integer: Job.clean() gives the one message for a value below 1 (a field
+    # validator would add a second), and jobs_job_interval_valid refuses it in the database.
+    interval = models.IntegerField(_("every"), null=True, blank=True)
+    interval_unit = models.CharField(
+        _("unit"), max_length=16, choices=IntervalUnit.choices, blank=True
+    )
+    # db_default on the new columns: rows inserted by raw SQL that predates them (the
+    # benchmark, scripts) still get a value.
+    cron_expression = models.CharField(
+        _("cron expression"),
+        max_length=CRON_EXPRESSION_MAX_LENGTH,
+        blank=True,
+        default="",
+        db_default="",
+        help_text=_(
+            "Five fields: minute, hour, day of month, month, day of week. "
+            "For example “30 2 * * *”: 02:30 every day."
+        ),
+    )
+    timezone = models.CharField(
+        _("time zone"),
+        max_length=TIME_ZONE_MAX_LENGTH,
+        blank=True,
+        default="",
+        db_default="",
+        help_text=_("The zone the cron expression is read in. Blank: the site's time zone."),
+    )
+    misfire_policy = models.CharField(
+        _("after downtime"),
+        max_length=16,
+        choices=MisfirePolicy.choices,
+        default=MisfirePolicy.COALESCE,
+    )
+    max_retries = models.PositiveSmallIntegerField(
+        _("retries"),
+        default=0,
+        validators=[MaxValueValidator(MAX_RETRIES_LIMIT)],
+        help_text=_("How many times a failed run is tried again."),
+    )
+    retry_backoff_seconds = models.PositiveIntegerField(
+        _("retry backoff (seconds)"),
+        default=DEFAULT_RETRY_BACKOFF_SECONDS,
+        validators=[MaxValueValidator(MAX_RETRY_BACKOFF_SECONDS)],
+        help_text=_("Wait before the first retry; doubles for each further one."),
+    )
+    overlap_policy = models.CharField(
+        _("when the previous run is still going"),
+        max_length=16,
+        choices=OverlapPolicy.choices,
+        default=OverlapPolicy.ALLOW,
+        db_default=OverlapPolicy.ALLOW,
+    )
+    # Plain integers and floats: Job.clean() gives one message per bad value, and the
+    # database constraints below refuse them too.
+    timeout_seconds = models.IntegerField(
+        _("timeout (seconds)"),
+        null=True,
+        blank=True,
+        help_text=_("A run still going after this long is stopped and fails. Blank: no limit."),
+    )
+    sim_failure_rate = models.FloatField(
+        _("simulated failure rate"),
+        null=True,
+        blank=True,
+        help_text=_("From 0 (never fails) to 1 (always fails). Blank: the default."),
+    )
+    sim_min_seconds = models.FloatField(
+        _("shortest simulated run (seconds)"),
+        null=True,
+        blank=True,
+        help_text=_("Blank: the default."),
+    )
+    sim_max_seconds = models.FloatField(
+        _("longest simulated run (seconds)"),
+        null=True,
+        blank=True,
+        help_text=_("Blank: the default."),
+    )
+    is_active = models.BooleanField(_("active"), default=True)
+    # Origin of an interval job's grid: occurrences are anchor_at + k * interval.
+    anchor_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_run_at = models.DateTimeField(_("last run"), null=True, blank=True, editable=False)
+    last_run_status = models.CharField(
+        max_length=16, choices=RunStatus.choices, blank=True, editable=False
+    )
+    next_run_at = models.DateTimeField(_("next run"), null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+    # Failure alerts (jobs/alerts): where to say that a run failed or a job recovered.
+    # Database defaults too, so rows inserted by raw SQL (benchmarks) need not name them.
+    notify_on_failure = models.BooleanField(
+        _("alert on failure"),
+        default=False,
+        db_default=False,
+        help_text=_("Send an alert each time a run of this job fails."),
+    )
+    notify_on_recovery = models.BooleanField(
+        _("alert on recovery"),
+        default=False,
+        db_default=False,
+        help_text=_("Send an alert when a run succeeds after a failed one."),
+    )
+    webhook_url = models.URLField(
+        _("webhook URL"),
+        max_length=WEBHOOK_URL_MAX_LENGTH,
+        blank=True,
+        default="",
+        db_default="",
+        help_text=_("Alerts are POSTed here as JSON."),
+    )
+    notify_emails = models.TextField(
+        _("alert e-mail addresses"),
+        max_length=NOTIFY_EMAILS_MAX_LENGTH,
+        blank=True,
+        default="",
+        db_default="",
+        help_text=_("Separated by commas or new lines."),
+    )
+
+    objects = JobQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("job")
+        verbose_name_plural = _("jobs")
+        indexes = [
+            # engine.claim_due: active jobs with next_run_at <= now, ordered by next_run_at;
+            # JobQuerySet.next_due_at: the earliest one. Partial, so inactive jobs cost nothing.
+            models.Index(fields=["next_run_at"], condition=Q(is_active=True), name="jobs_job_due"),
+            # The job list, sorted and searched by name.
+            models.Index(fields=["name"], name="jobs_job_name"),
+        ]
+        constraints = job_rules.job_constraints()
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        """The job's dashboard page (the admin links to it too)."""
+        return reverse("job_detail", args=[self.pk])
+
+    # --- changes an operator makes ------------------------------------------------------
+
+    def set_active(self, active: bool) -> None:
+        """Enable or disable the job. Enabling resumes its grid at the next point to come.
+
+        Raises ValidationError when the job cannot be active as it is (a one-off whose
+        time has passed); nothing is saved then.
+        """
+        self.is_active = active
+        self.full_clean()
+        self.save()
+
+    def duplicate(self) -> tuple[Job, str | None]:
+        """Save a copy named "<name> (copy)"; returns it, and why it was saved disabled.
+
+        A copy that would not validate as active (a one-off whose time has passed) is
+        saved disabled rather than refused, so the operator can fix the time and enable
+        it. Raises ValidationError when the copy is invalid even disabled.
+        """
+        copy = Job(
+            name=self.name[: NAME_MAX_LENGTH - len(COPY_SUFFIX)] + COPY_SUFFIX,
+            **{
+                field.name: getattr(self, field.name)
+                for field in Job._meta.concrete_fields
+                if field.editable and not field.primary_key and field.name != "name"
+            },
+        )
+        disabled_because = None
+        try:
+            copy.full_clean()
+        except ValidationError as error:
+            if not copy.is_active:
+                raise
+            disabled_because = " ".join(error.messages)
+            copy.is_active = False
+            copy.full_clean()
+        copy.save()  # computes anchor_at and next_run_at
+        return copy, disabled_because
+
+    # --- loading and saving ---------------------------------------------------------
+
+    @classmethod
+    def from_db(cls, db, field_names, values, *args, **kwargs):  # type: ignore[no-untyped-def]
+        # *args/**kwargs: Django 6.1 passes fetch_mode, 5.2 does not.
+        instance = super().from_db(db, field_names, values, *args, **kwargs)
+        # Remember the schedule as loaded, so save() knows whether it changed. With a
+        # schedule field deferred (.only()/.defer()) reading it here would load it (and
+        # recurse through from_db), so the snapshot is taken at save time instead.
+        if not instance.get_deferred_fields() & set(SCHEDULE_FIELDS):
+            instance._loaded_schedule = instance._schedule_snapshot()
+        return instance
+
+    def _stored_schedule(self) -> tuple | None:
+        """The schedule as loaded, or as stored now if it was not loaded."""
+        if "_loaded_schedule" not in self.__dict__ and not self._state.adding:
+            stored = type(self).objects.filter(pk=self.pk).values_list(*SCHEDULE_FIELDS).first()
+            self._loaded_schedule = tuple(stored) if stored is not None else None
+        return getattr(self, "_loaded_schedule", None)
+
+    def _schedule_snapshot(self) -> tuple:
+        return tuple(getattr(self, name) for name in SCHEDULE_FIELDS)
+
+    @property
+    def step(self) -> timedelta | None:
+        if self.schedule_type != ScheduleType.INTERVAL or not self.interval:
+            return None
+        return schedules.interval_step(self.interval, self.interval_unit)
+
+    @property
+    def cron_zone_name(self) -> str:
+        """The zone a cron expression is read in: the job's, or the site's TIME_ZONE."""
+        return self.timezone or settings.TIME_ZONE
+
+    def cron_schedule(self) -> schedules.CronSchedule | None:
+        """The cron schedule, or None when this is not a (valid) cron job."""
+        if self.schedule_type != ScheduleType.CRON or not self.cron_expression:
+            return None
+        try:
+            return schedules.CronSchedule(self.cron_expression, self.cron_zone_name)
+        except schedules.ScheduleError:
+            return None
+
+    def _schedule_changed(self) -> bool:
+        loaded = self._stored_schedule()
+        return loaded is None or loaded != self._schedule_snapshot()
+
+    def refresh_schedule(self, now: datetime | None = None) -> None:
+        """Recompute the anchor and the next occurrence after the schedule changed.
+
+        Called by save(); the scheduler itself moves next_run_at with its own updates.
+        """
+        now = now or timezone.now()
+        loaded = self._stored_schedule()
+        grid_changed = loaded is None or loaded[:-1] != self._schedule_snapshot()[:-1]
+        if self.schedule_type == ScheduleType.ONCE:
+            self.anchor_at = None
+            self.next_run_at = self.scheduled_at if self.is_active else None
+            return
+        if self.schedule_type == ScheduleType.CRON:
+            # No grid: the next occurrence after now, in the job's zone.
+            self.anchor_at = None
+            cron = self.cron_schedule()
+            self.next_run_at = cron.next_after(now) if cron and self.is_active else None
+            return
+        step = self.step
+        if step is None:
+            return  # invalid; the database constraint will refuse it
+        if grid_changed or self.anchor_at is None:
+            self.anchor_at = schedules.first_interval_anchor(now, step, self.scheduled_at)
+        # Resume on the grid at the first point still to come: no burst of stale runs.
+        self.next_run_at = (
+            schedules.first_occurrence_at_or_after(self.anchor_at, step, now)
+            if self.is_active
+            else None
+        )
+
+    def save(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        adding = self._state.adding
+        if adding or self._schedule_changed():
+            self.refresh_schedule()
+        elif kwargs.get("update_fields") is None:
+            # Leave the scheduler's fields alone: this copy may have been loaded before
+            # the scheduler last moved them.
+            kwargs["update_fields"] = [
+                f.name
+                for f in self._meta.concrete_fields
+                if not f.primary_key and f.name not in SCHEDULER_FIELDS
+            ]
+        super().save(*args, **kwargs)
+        self._loaded_schedule = self._schedule_snapshot()
+
+    # --- validation -----------------------------------------------------------------
+
+    def clean(self) -> None:
+        """Field-level messages for every way a job can be wrong (jobs/models/job_rules.py).
+
+        Forms, the admin and the API all call this (through full_clean), so the rules
+        live in one place.
+        """
+        super().clean()
+        errors = job_rules.job_errors(self, schedule_changed=self._schedule_changed)
+        if errors:
+            raise ValidationError(errors)
+
+    @property
+    def notify_email_list(self) -> list[str]:
+        """The alert addresses, split on commas, semicolons and white space."""
+        return job_rules.email_list(self.notify_emails)
+
+    # --- presentation helpers -------------------------------------------------------
+
+    @property
+    def schedule_text(self) -> str:
+        """The schedule in words: "every 10 minutes", "once at 1 Dec 2026 09:00"."""
+        if self.schedule_type == ScheduleType.ONCE:
+            if self.scheduled_at is None:
+                return str(_("once (no time set)"))
+            local = timezone.localtime(self.scheduled_at)
+            # The date format is translatable: Japanese writes dates year first.
+            when = date_format(local, pgettext("schedule in words", "j M Y H:i"))
+            return str(_("once at %(when)s") % {"when": when})
+        if self.schedule_type == ScheduleType.CRON:
+            return str(
+                _("%(schedule)s, %(zone)s")
+                % {"schedule": describe_cron(self.cron_expression), "zone": self.cron_zone_name}
+            )
+        if not self.interval or self.interval_unit not in IntervalUnit.values:
+            return str(_("no valid schedule"))
+        texts = {
+            IntervalUnit.SECOND: ngettext("every second", "every %(n)d seconds", self.interval),
+            IntervalUnit.MINUTE: ngettext("every minute", "every %(n)d minutes", self.interval),
+            IntervalUnit.HOUR: ngettext("every hour", "every %(n)d hours", self.interval),
+            IntervalUnit.DAY: ngettext("every day", "every %(n)d days", self.interval),
+        }
+        return texts[self.interval_unit] % {"n": self.interval}
+
+    @property
+    def state(self) -> str:
+        """waiting / running / succeeded / failed / skipped / cancelled, from the latest run.
+
+        Reads `is_running` when the queryset was annotated with with_running().
+        """
+        running = getattr(self, "is_running", None)
+        if running is None:
+            running = self.runs.filter(status=RunStatus.RUNNING).exists()
+        if running:
+            return JobState.RUNNING
+        return STATE_BY_LAST_STATUS.get(self.last_run_status, JobState.WAITING)

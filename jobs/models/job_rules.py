@@ -1,0 +1,246 @@
+"""What makes a job valid, field by field: the rules behind Job.clean().
+
+Forms, the admin and the API all reach them through full_clean(), so each message is
+written once. Each function returns {field: message} for the rules it owns; the
+database's check constraints (Job.Meta) refuse the same values from any other writer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from jobs import conf, schedules
+from jobs.models.choices import (
+    CRON_FIELD_NAMES,
+    MAX_NOTIFY_EMAILS,
+    MAX_RETRIES_LIMIT,
+    MAX_SIM_SECONDS,
+    MAX_TIMEOUT_SECONDS,
+    IntervalUnit,
+    MisfirePolicy,
+    OverlapPolicy,
+    ScheduleType,
+)
+
+if TYPE_CHECKING:
+    from jobs.models.job import Job
+
+
+def email_list(text: str) -> list[str]:
+    """The alert addresses in `text`, split on commas, semicolons and white space."""
+    return [part for part in re.split(r"[,;\s]+", text or "") if part]
+
+
+def job_errors(job: Job, *, schedule_changed: Callable[[], bool]) -> dict[str, str]:
+    """Every rule's message for `job`; empty when it is valid.
+
+    `schedule_changed()`: whether the schedule differs from the stored one (it may cost
+    a query, so it is asked only when needed). A one-off time in the past is refused only
+    then, so a job that already ran can still be renamed.
+    """
+    errors = schedule_errors(job, schedule_changed=schedule_changed)
+    errors.update(timeout_errors(job))
+    errors.update(simulation_errors(job))
+    errors.update(alert_errors(job))
+    return errors
+
+
+def schedule_errors(job: Job, *, schedule_changed: Callable[[], bool]) -> dict[str, str]:
+    errors: dict[str, str] = {}
+    if job.schedule_type == ScheduleType.ONCE:
+        if job.scheduled_at is None:
+            errors["scheduled_at"] = _("A one-off job needs a date and time to run at.")
+        elif job.is_active and schedule_changed() and job.scheduled_at < timezone.now():
+            errors["scheduled_at"] = _(
+                "This time has already passed. Choose a time in the future, or use Run now."
+            )
+    elif job.schedule_type == ScheduleType.INTERVAL:
+        if job.interval_unit not in IntervalUnit.values:
+            errors["interval_unit"] = _("Choose seconds, minutes, hours or days.")
+        if job.interval is None:
+            errors["interval"] = _("Say how often the job runs, for example 10.")
+        elif job.interval < 1:
+            errors["interval"] = _("The interval must be at least 1.")
+        elif job.interval_unit in IntervalUnit.values:
+            # Whole seconds first: a huge count of days overflows timedelta.
+            seconds = job.interval * schedules.UNIT_SECONDS[job.interval_unit]
+            if seconds > schedules.MAX_INTERVAL.total_seconds():
+                errors["interval"] = _("The interval can be at most 3650 days (ten years).")
+    elif job.schedule_type == ScheduleType.CRON and (message := cron_expression_error(job)):
+        errors["cron_expression"] = message
+    if job.timezone:
+        try:
+            schedules.time_zone(job.timezone)
+        except schedules.UnknownTimeZone:
+            errors["timezone"] = _(
+                "Unknown time zone “%(name)s”. Use an IANA name such as Europe/Berlin."
+            ) % {"name": job.timezone}
+    return errors
+
+
+def cron_expression_error(job: Job) -> str | None:
+    expression = job.cron_expression.strip()
+    if not expression:
+        return _("Enter a cron expression, for example “30 2 * * *” for 02:30 every day.")
+    try:
+        schedules.parse_cron(expression)
+    except schedules.CronExpressionError as error:
+        if error.field is None:
+            if len(expression.split()) != 5:
+                return _(
+                    "A cron expression has five fields: minute, hour, day of month, "
+                    "month and day of week."
+                )
+            return _("This is not a valid cron expression.")
+        index = schedules.CRON_FIELDS.index(error.field)
+        return _("The %(field)s field “%(value)s” is not valid.") % {
+            "field": CRON_FIELD_NAMES[index],
+            "value": expression.split()[index],
+        }
+    # Valid; but does it ever match? ("0 0 31 2 *" is refused above; this catches
+    # the rarer ones cronsim gives up on after 50 years.)
+    zone = job.timezone or settings.TIME_ZONE
+    try:
+        upcoming = schedules.CronSchedule(expression, zone).next_after(timezone.now())
+    except schedules.UnknownTimeZone:
+        return None  # reported at the time zone
+    if upcoming is None:
+        return _("This expression matches no date in the next 50 years.")
+    return None
+
+
+def timeout_errors(job: Job) -> dict[str, str]:
+    if job.timeout_seconds is None:
+        return {}
+    if job.timeout_seconds < 1:
+        return {
+            "timeout_seconds": _(
+                "The timeout must be at least 1 second; leave it blank for no limit."
+            )
+        }
+    if job.timeout_seconds > MAX_TIMEOUT_SECONDS:
+        return {"timeout_seconds": _("The timeout can be at most 7 days (604800 seconds).")}
+    return {}
+
+
+def simulation_errors(job: Job) -> dict[str, str]:
+    errors: dict[str, str] = {}
+    rate = job.sim_failure_rate
+    if rate is not None and not 0 <= rate <= 1:
+        errors["sim_failure_rate"] = _(
+            "The failure rate is a probability from 0 to 1, for example 0.2."
+        )
+    for name in ("sim_min_seconds", "sim_max_seconds"):
+        value = getattr(job, name)
+        if value is not None and not 0 <= value <= MAX_SIM_SECONDS:
+            errors[name] = _("Choose a duration from 0 to 3600 seconds.")
+    if not errors.keys() & {"sim_min_seconds", "sim_max_seconds"}:
+        # Compare what the run will use: a blank side is the JOBS_SIM_* default.
+        defaults = conf.simulation()
+        shortest, longest = job.sim_min_seconds, job.sim_max_seconds
+        shortest = defaults.min_seconds if shortest is None else shortest
+        longest = defaults.max_seconds if longest is None else longest
+        if shortest > longest:
+            field = "sim_max_seconds" if job.sim_max_seconds is not None else "sim_min_seconds"
+            errors[field] = _(
+                "The shortest simulated run (%(shortest)g s) is longer than the longest "
+                "(%(longest)g s)."
+            ) % {"shortest": shortest, "longest": longest}
+    return errors
+
+
+def alert_errors(job: Job) -> dict[str, str]:
+    errors: dict[str, str] = {}
+    if job.webhook_url and urlsplit(job.webhook_url).scheme.lower() not in ("http", "https"):
+        errors["webhook_url"] = _("The webhook URL must start with http:// or https://.")
+    addresses = email_list(job.notify_emails)
+    if len(addresses) > MAX_NOTIFY_EMAILS:
+        errors["notify_emails"] = _("At most %(n)d addresses.") % {"n": MAX_NOTIFY_EMAILS}
+    for address in addresses:
+        try:
+            validate_email(address)
+        except ValidationError:
+            errors["notify_emails"] = _("%(address)s is not an e-mail address.") % {
+                "address": address[:100]
+            }
+            break
+    wants_alerts = job.notify_on_failure or job.notify_on_recovery
+    if wants_alerts and not job.webhook_url and not addresses and "webhook_url" not in errors:
+        errors["webhook_url"] = _("Give a webhook URL or e-mail addresses to send the alerts to.")
+    return errors
+
+
+def job_constraints() -> list[models.BaseConstraint]:
+    """The same rules in the database's words, for Job.Meta: a row written by any process
+    (raw SQL, another scheduler) is held to them too."""
+    return [
+        models.CheckConstraint(
+            condition=Q(schedule_type__in=ScheduleType.values),
+            name="jobs_job_known_schedule_type",
+        ),
+        models.CheckConstraint(
+            condition=~Q(schedule_type=ScheduleType.ONCE) | Q(scheduled_at__isnull=False),
+            name="jobs_job_once_has_time",
+        ),
+        models.CheckConstraint(
+            condition=~Q(schedule_type=ScheduleType.INTERVAL)
+            | Q(
+                interval__gte=1,
+                interval__lte=schedules.MAX_INTERVAL.total_seconds(),
+                interval_unit__in=IntervalUnit.values,
+            ),
+            name="jobs_job_interval_valid",
+        ),
+        models.CheckConstraint(
+            condition=Q(misfire_policy__in=MisfirePolicy.values),
+            name="jobs_job_known_misfire_policy",
+        ),
+        models.CheckConstraint(
+            condition=Q(max_retries__lte=MAX_RETRIES_LIMIT), name="jobs_job_retries_bounded"
+        ),
+        models.CheckConstraint(
+            condition=~Q(schedule_type=ScheduleType.CRON) | ~Q(cron_expression=""),
+            name="jobs_job_cron_has_expression",
+        ),
+        models.CheckConstraint(
+            condition=Q(overlap_policy__in=OverlapPolicy.values),
+            name="jobs_job_known_overlap_policy",
+        ),
+        models.CheckConstraint(
+            condition=Q(timeout_seconds__isnull=True)
+            | Q(timeout_seconds__gte=1, timeout_seconds__lte=MAX_TIMEOUT_SECONDS),
+            name="jobs_job_timeout_bounded",
+        ),
+        models.CheckConstraint(
+            condition=Q(sim_failure_rate__isnull=True)
+            | Q(sim_failure_rate__gte=0, sim_failure_rate__lte=1),
+            name="jobs_job_sim_rate_bounded",
+        ),
+        models.CheckConstraint(
+            condition=(
+                Q(sim_min_seconds__isnull=True)
+                | Q(sim_min_seconds__gte=0, sim_min_seconds__lte=MAX_SIM_SECONDS)
+            )
+            & (
+                Q(sim_max_seconds__isnull=True)
+                | Q(sim_max_seconds__gte=0, sim_max_seconds__lte=MAX_SIM_SECONDS)
+            )
+            & (
+                Q(sim_min_seconds__isnull=True)
+                | Q(sim_max_seconds__isnull=True)
+                | Q(sim_min_seconds__lte=models.F("sim_max_seconds"))
+            ),
+            name="jobs_job_sim_seconds_bounded",
+        ),
+    ]
