@@ -6,17 +6,12 @@ import operator
 from collections.abc import Sequence
 from datetime import datetime
 from functools import reduce
-from typing import TYPE_CHECKING
 
 from django.db import models
 from django.db.models import Q
 from django.utils.text import smart_split, unescape_string_literal
 
 from jobs.models.choices import STATE_BY_LAST_STATUS, JobState, RunStatus
-
-if TYPE_CHECKING:
-    from jobs.models.job import Job  # noqa: F401
-
 
 # What a job search looks in: the dashboard's job list, the API's `search` and the admin.
 JOB_SEARCH_FIELDS = ("name", "description", "command")
@@ -49,7 +44,7 @@ def every_term_in(fields: Sequence[str], text: str) -> Q:
     )
 
 
-class JobQuerySet(models.QuerySet["Job"]):
+class JobQuerySet(models.QuerySet):
     def search(self, text: str) -> JobQuerySet:
         """Jobs whose name, description or command holds every word of `text`, any case.
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -33,8 +32,9 @@ from jobs.models.choices import (
     ScheduleType,
 )
 
-if TYPE_CHECKING:
-    from jobs.models.job import Job
+# The rules take the job being validated (a Job); typed as a model so that this module
+# does not import the one that imports it.
+JobModel = models.Model
 
 
 def email_list(text: str) -> list[str]:
@@ -42,7 +42,7 @@ def email_list(text: str) -> list[str]:
     return [part for part in re.split(r"[,;\s]+", text or "") if part]
 
 
-def job_errors(job: Job, *, schedule_changed: Callable[[], bool]) -> dict[str, str]:
+def job_errors(job: JobModel, *, schedule_changed: Callable[[], bool]) -> dict[str, str]:
     """Every rule's message for `job`; empty when it is valid.
 
     `schedule_changed()`: whether the schedule differs from the stored one (it may cost
@@ -56,7 +56,7 @@ def job_errors(job: Job, *, schedule_changed: Callable[[], bool]) -> dict[str, s
     return errors
 
 
-def schedule_errors(job: Job, *, schedule_changed: Callable[[], bool]) -> dict[str, str]:
+def schedule_errors(job: JobModel, *, schedule_changed: Callable[[], bool]) -> dict[str, str]:
     errors: dict[str, str] = {}
     if job.schedule_type == ScheduleType.ONCE:
         if job.scheduled_at is None:
@@ -89,7 +89,7 @@ def schedule_errors(job: Job, *, schedule_changed: Callable[[], bool]) -> dict[s
     return errors
 
 
-def cron_expression_error(job: Job) -> str | None:
+def cron_expression_error(job: JobModel) -> str | None:
     expression = job.cron_expression.strip()
     if not expression:
         return _("Enter a cron expression, for example “30 2 * * *” for 02:30 every day.")
@@ -120,7 +120,7 @@ def cron_expression_error(job: Job) -> str | None:
     return None
 
 
-def timeout_errors(job: Job) -> dict[str, str]:
+def timeout_errors(job: JobModel) -> dict[str, str]:
     if job.timeout_seconds is None:
         return {}
     if job.timeout_seconds < 1:
@@ -134,7 +134,7 @@ def timeout_errors(job: Job) -> dict[str, str]:
     return {}
 
 
-def simulation_errors(job: Job) -> dict[str, str]:
+def simulation_errors(job: JobModel) -> dict[str, str]:
     errors: dict[str, str] = {}
     rate = job.sim_failure_rate
     if rate is not None and not 0 <= rate <= 1:
@@ -160,7 +160,7 @@ def simulation_errors(job: Job) -> dict[str, str]:
     return errors
 
 
-def alert_errors(job: Job) -> dict[str, str]:
+def alert_errors(job: JobModel) -> dict[str, str]:
     errors: dict[str, str] = {}
     if job.webhook_url and urlsplit(job.webhook_url).scheme.lower() not in ("http", "https"):
         errors["webhook_url"] = _("The webhook URL must start with http:// or https://.")
