@@ -1,7 +1,7 @@
 """Read typed values from the environment and fail loudly on bad ones.
 
 A mistyped variable must stop the process at start-up with a message naming the
-variable, never fall back silently to a default (STYLE.md, practice 10).
+variable, never fall back silently to a default.
 """
 
 from __future__ import annotations

@@ -185,8 +185,8 @@ JOBS_SHUTDOWN_GRACE_SECONDS = env_float("JOBS_SHUTDOWN_GRACE_SECONDS", 30.0, min
 JOBS_CLAIM_BATCH = env_int("JOBS_CLAIM_BATCH", 500, minimum=1, maximum=5000)
 JOBS_EXECUTOR = env_str("JOBS_EXECUTOR", "jobs.executors.SimulatedExecutor")
 
-# Bounded history (jobs/retention.py): a finished run is deleted once it is not among its
-# job's newest JOBS_HISTORY_KEEP_PER_JOB runs, or once it is older than
+# Bounded history (jobs/runtime/retention.py): a finished run is deleted once it is not
+# among its job's newest JOBS_HISTORY_KEEP_PER_JOB runs, or once it is older than
 # JOBS_HISTORY_MAX_AGE_DAYS; 0 turns a rule off. The scheduler prunes a little at a time,
 # starting a new round every JOBS_PRUNE_INTERVAL_SECONDS (0: only `manage.py prunehistory`).
 JOBS_HISTORY_KEEP_PER_JOB = env_int("JOBS_HISTORY_KEEP_PER_JOB", 1000, minimum=0)

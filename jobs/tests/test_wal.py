@@ -1,4 +1,4 @@
-"""The scheduler's own checkpoints of SQLite's log (jobs/wal.py), on the real test file."""
+"""The scheduler's own checkpoints of SQLite's log (jobs/sql/sqlite/wal.py), on a real file."""
 
 from __future__ import annotations
 

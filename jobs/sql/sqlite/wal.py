@@ -2,7 +2,7 @@
 
 SQLite's automatic checkpoint runs inside the COMMIT that pushes the log past
 `wal_autocheckpoint` pages: the committing thread copies the log into the database file
-and fsyncs it while it still holds this process's writer lock (engine._writing), so
+and fsyncs it while it still holds this process's writer lock (SqliteStore.writer_lock), so
 every claim, start and finish of the process waits behind it. Measured on a steady 100
 runs/s, that was the whole tail of the start lag: p99 88 ms with automatic checkpoints,
 10 ms without (docs/benchmarks.md).

@@ -1,0 +1,63 @@
+"""The vendor layer: both vendors' statement files and stores answer to the same names."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from jobs.sql import loader, store
+from jobs.sql.base import Operations
+from jobs.sql.postgresql.store import PostgresqlStore
+from jobs.sql.sqlite.store import SqliteStore
+
+STORES = [SqliteStore(), PostgresqlStore()]
+
+
+def test_both_vendors_define_the_same_statements():
+    sqlite, postgresql = (set(s.queries) for s in STORES)
+    assert sqlite == postgresql
+
+
+def test_every_operation_names_a_statement_each_vendor_has():
+    import inspect
+    import re
+
+    source = inspect.getsource(Operations)
+    named = set(re.findall(r'"([a-z_]+)"', source)) & set(STORES[0].queries)
+    assert named  # the operations call statements by name
+    for s in STORES:
+        assert named <= set(s.queries)
+
+
+@pytest.mark.parametrize("s", STORES, ids=lambda s: s.vendor)
+def test_status_words_and_tables_are_filled_in(s):
+    for query in s.queries.values():
+        assert "{" not in query.text.replace("{keys}", "").replace("{rows}", ""), query.name
+        assert "{" not in query.row, query.name
+
+
+def test_a_statement_defined_twice_is_refused(tmp_path: Path):
+    path = tmp_path / "queries.sql"
+    path.write_text("-- name: a\nSELECT 1\n-- name: a\nSELECT 2\n")
+    with pytest.raises(ValueError, match="defined twice"):
+        loader.load(path)
+
+
+def test_batches_expand_to_as_many_placeholders_as_rows():
+    query = STORES[1].queries["move_jobs"]
+    assert query.expand(3).count("::uuid") == 3
+
+
+@pytest.mark.django_db
+def test_the_store_in_use_reads_back_the_datetimes_it_writes():
+    s = store()
+    moment = datetime(2026, 3, 29, 1, 30, 15, 123456, tzinfo=UTC)
+    with s.reading() as ops:
+        text = s.datetime_as_text("%s")
+        ops.cursor.execute(f"SELECT {text}", [s.adapt_datetime(moment)])
+        value = ops.cursor.fetchone()[0]
+    if s.vendor == "postgresql":
+        value = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+    assert s.read_datetime(value) == moment
