@@ -61,3 +61,44 @@ def test_the_store_in_use_reads_back_the_datetimes_it_writes():
     if s.vendor == "postgresql":
         value = value if isinstance(value, datetime) else datetime.fromisoformat(value)
     assert s.read_datetime(value) == moment
+
+
+@pytest.mark.django_db
+def test_the_engines_statements_are_counted_and_logged_while_django_logs_queries(make_job, clock):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from jobs import engine
+    from jobs.tests.factories import WORKER
+
+    job = make_job()
+    clock.move_to(job.next_run_at)
+    with CaptureQueriesContext(connection) as claimed:
+        tickets = engine.claim_due()
+    statements = [q["sql"] for q in claimed.captured_queries]
+    assert any(s.startswith("SELECT id, name, command") for s in statements)
+    assert any(s.startswith("INSERT INTO jobs_jobhistory") for s in statements)
+    # Values are written in, as Django's own log shows them.
+    assert any(job.pk.hex in s for s in statements if s.startswith("INSERT INTO"))
+    assert any(s.startswith("UPDATE jobs_job ") for s in statements)  # the job moved on
+    with CaptureQueriesContext(connection) as started:
+        engine.start(tickets, WORKER)
+    # The test's transaction turns the store's into a savepoint around its one UPDATE.
+    assert [
+        q["sql"].split(" SET ")[0] for q in started.captured_queries if "SAVEPOINT" not in q["sql"]
+    ] == ["UPDATE jobs_jobhistory"]
+
+
+@pytest.mark.django_db
+def test_nothing_is_logged_while_django_does_not_log_queries(make_job, clock, settings):
+    from django.db import connection
+
+    from jobs import engine
+
+    settings.DEBUG = False
+    job = make_job()
+    clock.move_to(job.next_run_at)
+    connection.queries_log.clear()
+    assert not connection.queries_logged
+    assert len(engine.claim_due()) == 1
+    assert len(connection.queries_log) == 0
