@@ -40,7 +40,6 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import close_old_connections, connection, transaction
 
 from jobs import metrics
-from jobs.engine.events import FinishedRun
 from jobs.models import (
     Job,
     JobHistory,
@@ -50,6 +49,7 @@ from jobs.models import (
     NotificationStatus,
     RunStatus,
 )
+from jobs.runs import RunResult
 from jobs.sql.base import Operations
 
 logger = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ class Notice:
 # --- 1. deciding what to send (subscribed to the engine's runs_finished) -----------------
 
 
-def runs_finished(ops: Operations, finished: Sequence[FinishedRun]) -> None:
+def runs_finished(ops: Operations, finished: Sequence[RunResult]) -> None:
     """Listener of the engine's runs_finished event (subscribed in jobs/apps.py).
 
     Called inside the engine's transaction, before the jobs' last_run_status is
@@ -79,19 +79,21 @@ def runs_finished(ops: Operations, finished: Sequence[FinishedRun]) -> None:
     """
     if not finished:
         return
-    watched = {job.key: job for job in ops.watched_jobs(list({f.job_key for f in finished}))}
+    job_keys = list({result.ticket.job_key for result in finished})
+    watched = {job.key: job for job in ops.watched_jobs(job_keys)}
     if not watched:
         return
     previous = {key: job.last_run_status for key, job in watched.items()}
     notices: list[Notice] = []
-    mine = sorted((f for f in finished if f.job_key in watched), key=lambda f: f.started_at)
-    for run in mine:
-        job = watched[run.job_key]
-        if not run.succeeded and job.notify_on_failure:
-            notices.append(Notice(run.run_key, run.job_key, NotificationKind.FAILURE))
-        elif run.succeeded and job.notify_on_recovery and previous[run.job_key] == RunStatus.FAILED:
-            notices.append(Notice(run.run_key, run.job_key, NotificationKind.RECOVERY))
-        previous[run.job_key] = RunStatus.SUCCESS if run.succeeded else RunStatus.FAILED
+    mine = sorted((r for r in finished if r.ticket.job_key in watched), key=lambda r: r.started_at)
+    for result in mine:
+        job_key, run_key = result.ticket.job_key, result.ticket.run_key
+        job = watched[job_key]
+        if not result.succeeded and job.notify_on_failure:
+            notices.append(Notice(run_key, job_key, NotificationKind.FAILURE))
+        elif result.succeeded and job.notify_on_recovery and previous[job_key] == RunStatus.FAILED:
+            notices.append(Notice(run_key, job_key, NotificationKind.RECOVERY))
+        previous[job_key] = RunStatus.SUCCESS if result.succeeded else RunStatus.FAILED
     if notices:
         transaction.on_commit(partial(dispatch, notices))
 

@@ -7,20 +7,13 @@ subscribes when the app starts (jobs/apps.py), so imports point one way.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime
-from typing import NamedTuple
 
+from jobs.runs import RunResult
 from jobs.sql.base import Operations
 
-
-class FinishedRun(NamedTuple):
-    job_key: str
-    run_key: str
-    started_at: datetime
-    succeeded: bool
-
-
-RunsFinishedListener = Callable[[Operations, Sequence[FinishedRun]], None]
+# The outcomes as the engine records them (RunResult: ticket, succeeded, started_at...);
+# a run failed by the reaper comes as a failed result that finished when it was reaped.
+RunsFinishedListener = Callable[[Operations, Sequence[RunResult]], None]
 
 _runs_finished: list[RunsFinishedListener] = []
 
@@ -37,7 +30,7 @@ def on_runs_finished(listener: RunsFinishedListener) -> None:
         _runs_finished.append(listener)
 
 
-def runs_finished(ops: Operations, finished: Sequence[FinishedRun]) -> None:
+def runs_finished(ops: Operations, finished: Sequence[RunResult]) -> None:
     if finished:
         for listener in _runs_finished:
             listener(ops, finished)

@@ -78,10 +78,13 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
     for r in results:
         status = _SUCCESS if r.succeeded else _FAILED
         started_at = dt(r.started_at)
-        run_rows.append(
-            FinishedRun(status, started_at, dt(r.finished_at), safe_log(r.log), r.ticket.run_key)
-        )
-        job_rows.append(JobOutcome(started_at, status, r.ticket.job_key, started_at))
+        ticket = r.ticket
+        log = r.log
+        if type(log) is not str or "\x00" in log or not log.isascii():
+            log = safe_log(log)
+        run_rows.append(FinishedRun(status, started_at, dt(r.finished_at), log, ticket.run_key))
+        job_rows.append(JobOutcome(started_at, status, ticket.job_key, started_at))
+    outcomes = latest_per_job(job_rows)
     with s.transaction() as ops:
         # Which of these runs does `worker` still own? Locked (a row lock or the write
         # lock, by vendor) so the reaper cannot take one between check and write.
@@ -91,18 +94,12 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
             keep = [r.ticket.run_key in mine for r in results]
             owned = [r for r, k in zip(results, keep, strict=True) if k]
             run_rows = [row for row, k in zip(run_rows, keep, strict=True) if k]
-            job_rows = [row for row, k in zip(job_rows, keep, strict=True) if k]
+            outcomes = latest_per_job(row for row, k in zip(job_rows, keep, strict=True) if k)
         if not owned:
             return 0
         ops.finish_runs(run_rows)
-        events.runs_finished(
-            ops,
-            [
-                events.FinishedRun(r.ticket.job_key, r.ticket.run_key, r.started_at, r.succeeded)
-                for r in owned
-            ],
-        )
-        ops.record_on_jobs(latest_per_job(job_rows))
+        events.runs_finished(ops, owned)
+        ops.record_on_jobs(outcomes)
         retries = retry_runs(s, ((r.ticket, r.finished_at) for r in owned if not r.succeeded))
         if retries:
             ops.insert_runs(retries)

@@ -11,6 +11,7 @@ from jobs import conf
 from jobs.engine import events
 from jobs.engine.rows import latest_per_job, retry_runs
 from jobs.models import RunStatus
+from jobs.runs import RunResult
 from jobs.sql import store
 from jobs.sql.rows import JobOutcome
 
@@ -57,13 +58,7 @@ def _reap_lost(now: datetime, limit: int) -> int:
             )
             started_at = dt(run.started_at or now)
             outcomes.append(JobOutcome(started_at, _FAILED, run.ticket.job_key, started_at))
-        events.runs_finished(
-            ops,
-            [
-                events.FinishedRun(run.ticket.job_key, run.ticket.run_key, now, False)
-                for run in lost
-            ],
-        )
+        events.runs_finished(ops, [RunResult(run.ticket, False, note, now, now) for run in lost])
         ops.record_on_jobs(latest_per_job(outcomes))
         retries = retry_runs(s, ((run.ticket, now) for run in lost))
         if retries:

@@ -14,14 +14,15 @@ from django.utils import timezone
 
 from jobs import alerts, engine
 from jobs.alerts import Dispatcher, InlineDispatcher, Notice
-from jobs.engine.events import FinishedRun
 from jobs.models import (
     JobHistory,
     NotificationAttempt,
     NotificationKind,
     RunStatus,
 )
+from jobs.runs import RunResult
 from jobs.sql import store
+from jobs.tests import factories
 from jobs.tests.api_helpers import finish_run, webhook_server
 from jobs.tests.factories import make_job
 
@@ -145,14 +146,21 @@ def test_a_recovery_is_announced_once_after_a_failure(waits, django_capture_on_c
     assert attempts(failed) == []  # notify_on_failure is off
 
 
+def finished(job, run_key: str, started_at, succeeded: bool) -> RunResult:
+    """An outcome as the engine reports it to its runs_finished listeners."""
+    return RunResult(
+        factories.ticket(run_key=run_key, job_key=job.pk.hex), succeeded, "", started_at, started_at
+    )
+
+
 def test_failure_and_recovery_in_one_batch_follow_the_order_of_the_runs(
     monkeypatch, django_capture_on_commit_callbacks
 ):
     job = make_job(notify_on_failure=True, notify_on_recovery=True, webhook_url="http://x.test/")
     now = timezone.now()
     entries = [
-        FinishedRun(job.pk.hex, "run-2", now + timedelta(seconds=2), True),
-        FinishedRun(job.pk.hex, "run-1", now + timedelta(seconds=1), False),
+        finished(job, "run-2", now + timedelta(seconds=2), True),
+        finished(job, "run-1", now + timedelta(seconds=1), False),
     ]
     sent: list[list[Notice]] = []
     monkeypatch.setattr(alerts, "dispatch", sent.append)
@@ -198,7 +206,7 @@ def test_jobs_without_alerts_cost_one_query_per_batch_and_send_nothing(
 ):
     jobs = [make_job() for _ in range(5)]
     now = timezone.now()
-    entries = [FinishedRun(job.pk.hex, f"run-{i}", now, i % 2 == 0) for i, job in enumerate(jobs)]
+    entries = [finished(job, f"run-{i}", now, i % 2 == 0) for i, job in enumerate(jobs)]
     with (
         django_capture_on_commit_callbacks() as callbacks,
         django_assert_num_queries(1),
