@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -484,7 +484,3 @@ ROW_STATEMENTS: dict[str, type] = {
     "record_on_jobs": JobOutcome,
     "record_status_on_jobs": JobStatus,
 }
-
-
-def flatten(rows: Iterable[tuple]) -> list:
-    return [value for row in rows for value in row]
