@@ -22,8 +22,7 @@ from django.utils import timezone
 
 from jobs import conf, schedules
 from jobs.engine import overlap
-from jobs.engine.rows import pending_run
-from jobs.models import OverlapPolicy, ScheduleType, Trigger
+from jobs.models import OverlapPolicy, RunStatus, ScheduleType, Trigger
 from jobs.runs import RunTicket, new_key
 from jobs.sql import store
 from jobs.sql.base import JobsMoved, Operations, Store
@@ -35,6 +34,8 @@ _ONCE = ScheduleType.ONCE.value
 _CRON = ScheduleType.CRON.value
 _ALLOW = OverlapPolicy.ALLOW.value
 _SCHEDULE = Trigger.SCHEDULE.value
+_PENDING = RunStatus.PENDING.value
+_make_row = tuple.__new__
 
 
 @dataclass(slots=True)
@@ -59,17 +60,26 @@ class ScheduledRun:
 
     def add(self, job: DueJob, scheduled_for: datetime) -> str:
         key = new_key()
+        at = self.store.adapt_datetime(scheduled_for)
+        # The claim loop is a burst's critical path (the workers wait for what it
+        # hands out): the row is made by tuple.__new__, since a NamedTuple's own
+        # __new__ is a Python function of its own, per run.
         self.plan.runs.append(
-            pending_run(
-                self.store,
-                key=key,
-                job_key=job.key,
-                scheduled_for=scheduled_for,
-                attempt=1,
-                trigger=_SCHEDULE,
-                not_before=scheduled_for,
-                db_now=self.db_now,
-                db_dispatched_at=self.db_dispatched_at,
+            _make_row(
+                NewRun,
+                (
+                    key,
+                    job.key,
+                    at,
+                    1,
+                    _PENDING,
+                    _SCHEDULE,
+                    at,
+                    "",
+                    "",
+                    self.db_now,
+                    self.db_dispatched_at,
+                ),
             )
         )
         self.plan.tickets.append(

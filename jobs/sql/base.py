@@ -284,8 +284,11 @@ class Operations:
     def due_jobs(self, now: object, limit: int) -> list[DueJob]:
         """Active jobs whose next_run_at has come, oldest first (index jobs_job_due)."""
         read_key, read_dt = self.store.read_key, self.store.read_datetime
+        # tuple.__new__ rather than DueJob(...): one Python call fewer per due job, on
+        # the claim's critical path.
+        make = tuple.__new__
         return [
-            DueJob(read_key(row[0]), *row[1:7], read_dt(row[7]), *row[7:])
+            make(DueJob, (read_key(row[0]), *row[1:7], read_dt(row[7]), *row[7:]))
             for row in self._execute("due_jobs", [now, limit]).fetchall()
         ]
 
