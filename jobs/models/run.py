@@ -207,7 +207,8 @@ class JobHistory(models.Model):
             # engine.ready_tickets and JobHistoryQuerySet.ready: pending runs by start
             # time. Partial, so it stays as small as the backlog, however long the history
             # grows.
-            # engine._active_runs names it (and the next one) in INDEXED BY on SQLite.
+            # The statement active_runs (jobs/sql/sqlite/queries.sql) names it and the next
+            # one in INDEXED BY on SQLite.
             models.Index(
                 fields=["not_before"],
                 condition=Q(status=RunStatus.PENDING),
