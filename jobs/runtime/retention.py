@@ -36,7 +36,7 @@ from django.utils import timezone
 
 from jobs import conf
 from jobs.sql import store
-from jobs.sql.rows import PruneEdge
+from jobs.sql.rows import JobPageRow, PruneEdge
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ class _Round:
     began: datetime
     since: datetime | None  # probe only jobs that ran since then; None: every job
     age_done: bool = False
-    jobs: list[tuple[str, datetime | None]] = field(default_factory=list)  # this page
+    jobs: list[JobPageRow] = field(default_factory=list)  # this page
     position: int = 0  # next job of `jobs` to probe
     after: str | None = None  # the last job key read; None: from the start
     last_page: bool = False
@@ -190,10 +190,10 @@ class Pruner:
     def _next_page(self, current: _Round) -> None:
         with store().reading() as ops:
             rows = ops.job_page(current.after, JOB_PAGE)
-        current.jobs = [(row.key, row.last_run_at) for row in rows]
+        current.jobs = rows
         current.position = 0
         if rows:
-            current.after = current.jobs[-1][0]
+            current.after = rows[-1].key
         current.last_page = len(rows) < JOB_PAGE
 
     def _prune_job(self, job_key: str, now: datetime, out_of_time) -> bool:  # type: ignore[no-untyped-def]
