@@ -22,7 +22,8 @@ from django.utils import timezone
 
 from jobs import conf, schedules
 from jobs.engine import overlap
-from jobs.models import OverlapPolicy, RunStatus, ScheduleType, Trigger
+from jobs.engine.rows import pending_run
+from jobs.models import OverlapPolicy, ScheduleType, Trigger
 from jobs.runs import RunTicket, new_key
 from jobs.sql import store
 from jobs.sql.base import JobsMoved, Operations, Store
@@ -34,8 +35,6 @@ _ONCE = ScheduleType.ONCE.value
 _CRON = ScheduleType.CRON.value
 _ALLOW = OverlapPolicy.ALLOW.value
 _SCHEDULE = Trigger.SCHEDULE.value
-_PENDING = RunStatus.PENDING.value
-_make_row = tuple.__new__
 
 
 @dataclass(slots=True)
@@ -61,26 +60,8 @@ class ScheduledRun:
     def add(self, job: DueJob, scheduled_for: datetime) -> str:
         key = new_key()
         at = self.store.adapt_datetime(scheduled_for)
-        # The claim loop is a burst's critical path (the workers wait for what it
-        # hands out): the row is made by tuple.__new__, since a NamedTuple's own
-        # __new__ is a Python function of its own, per run.
         self.plan.runs.append(
-            _make_row(
-                NewRun,
-                (
-                    key,
-                    job.key,
-                    at,
-                    1,
-                    _PENDING,
-                    _SCHEDULE,
-                    at,
-                    "",
-                    "",
-                    self.db_now,
-                    self.db_dispatched_at,
-                ),
-            )
+            pending_run(key, job.key, at, 1, _SCHEDULE, at, self.db_now, self.db_dispatched_at)
         )
         self.plan.tickets.append(
             RunTicket(

@@ -16,32 +16,39 @@ _PENDING = RunStatus.PENDING.value
 _RETRY = Trigger.RETRY.value
 
 
+# A NamedTuple's own __new__ is a Python function; tuple.__new__ makes the same row with
+# one call fewer. The claim makes one per run, on a burst's critical path (the workers
+# wait for what it hands out).
+_make_row = tuple.__new__
+
+
 def pending_run(
-    store: Store,
-    *,
     key: str,
     job_key: str,
-    scheduled_for: datetime,
+    db_scheduled_for: object,
     attempt: int,
     trigger: str,
-    not_before: datetime,
+    db_not_before: object,
     db_now: object,
     db_dispatched_at: object = None,
 ) -> NewRun:
-    """A pending run to insert; `db_now` is already adapted (one value for a batch)."""
-    db_scheduled_for = store.adapt_datetime(scheduled_for)
-    return NewRun(
-        key,
-        job_key,
-        db_scheduled_for,
-        attempt,
-        _PENDING,
-        trigger,
-        db_scheduled_for if not_before is scheduled_for else store.adapt_datetime(not_before),
-        "",
-        "",
-        db_now,
-        db_dispatched_at,
+    """A pending run to insert, from values already adapted by the store (`db_now`: one
+    value for a whole batch)."""
+    return _make_row(
+        NewRun,
+        (
+            key,
+            job_key,
+            db_scheduled_for,
+            attempt,
+            _PENDING,
+            trigger,
+            db_not_before,
+            "",
+            "",
+            db_now,
+            db_dispatched_at,
+        ),
     )
 
 
@@ -56,16 +63,16 @@ def retry_runs(
         if ticket.attempt > ticket.max_retries:
             continue
         delay = schedules.retry_delay(ticket.attempt, ticket.retry_backoff_seconds, rng)
+        dt = store.adapt_datetime
         rows.append(
             pending_run(
-                store,
-                key=new_key(),
-                job_key=ticket.job_key,
-                scheduled_for=ticket.scheduled_for,
-                attempt=ticket.attempt + 1,
-                trigger=_RETRY,
-                not_before=failed_at + delay,
-                db_now=store.adapt_datetime(failed_at),
+                new_key(),
+                ticket.job_key,
+                dt(ticket.scheduled_for),
+                ticket.attempt + 1,
+                _RETRY,
+                dt(failed_at + delay),
+                dt(failed_at),
             )
         )
     return rows
