@@ -193,6 +193,11 @@ class Job(models.Model):
         ordering = ["name"]
         verbose_name = _("job")
         verbose_name_plural = _("jobs")
+        # Beside Django's view/add/change/delete_job (docs: README "Who can do what").
+        permissions = [
+            ("run_job", _("Can run jobs now, retry runs and cancel runs")),
+            ("use_shell", _("Can create or change jobs that run shell commands")),
+        ]
         indexes = [
             # engine.claim_due: active jobs with next_run_at <= now, ordered by next_run_at;
             # JobQuerySet.next_due_at: the earliest one. Partial, so inactive jobs cost nothing.
