@@ -27,6 +27,11 @@ if not SECRET_KEY:
     # Only for a laptop with DEBUG on; never used in production because of the check above.
     SECRET_KEY = "insecure-development-key-do-not-use-in-production"
 
+# Behind a reverse proxy that terminates TLS and sets X-Forwarded-Proto and
+# X-Forwarded-For (docs/deployment.md): trust those headers. Off, they are ignored, since
+# any client could send them.
+TRUSTED_PROXY = env_bool("TRUSTED_PROXY", False)
+
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
