@@ -255,7 +255,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["jobs.api.permissions.StaffWritesOthersRead"],
+    "DEFAULT_PERMISSION_CLASSES": ["jobs.api.permissions.JobPermissions"],
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
@@ -270,7 +270,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": (
         "Jobs, their runs, run now, enable and disable. Authenticate with "
         "`Authorization: Token <key>` (python manage.py apitoken <username>) or a session; "
-        "reads need a login, writes a staff user."
+        'each request needs the permission the README\'s "Who can do what" names '
+        "(jobs.view_job to read)."
     ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,

@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext, ngettext_lazy
 
 from jobs import engine
+from jobs.access import RUN_JOB
 from jobs.admin.common import (
     BulkAction,
     LeanListMixin,
@@ -296,7 +297,10 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
 
     # --- actions ---
 
-    @admin.action(description=_("Run the selected jobs now"), permissions=["change"])
+    def has_run_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(RUN_JOB)
+
+    @admin.action(description=_("Run the selected jobs now"), permissions=["run"])
     def run_now(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
         jobs = list(queryset)
         for job in jobs:

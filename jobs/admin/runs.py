@@ -16,6 +16,7 @@ from django.utils.translation import gettext, ngettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from jobs import engine
+from jobs.access import RUN_JOB, VIEW_JOB
 from jobs.admin.common import (
     BulkAction,
     CappedCountPaginator,
@@ -85,7 +86,7 @@ class NotificationAttemptInline(admin.TabularInline):
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # Whoever may see the run sees its alerts.
-        return request.user.has_perm("jobs.view_jobhistory")
+        return request.user.has_perm(VIEW_JOB)
 
 
 @admin.register(JobHistory)
@@ -146,13 +147,17 @@ class JobHistoryAdmin(LeanListMixin, admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: JobHistory | None = None) -> bool:
         return request.user.is_superuser
 
+    def has_view_permission(self, request: HttpRequest, obj: JobHistory | None = None) -> bool:
+        # Runs are part of their job: jobs.view_job shows both, on every screen and the API.
+        return request.user.has_perm(VIEW_JOB)
+
     def has_retry_permission(self, request: HttpRequest) -> bool:
         # A retry queues a run, like "run now" on the job.
-        return request.user.has_perm("jobs.change_job")
+        return request.user.has_perm(RUN_JOB)
 
     def has_cancel_permission(self, request: HttpRequest) -> bool:
         # Cancelling stops a job's run: the same right as running it.
-        return request.user.has_perm("jobs.change_job")
+        return request.user.has_perm(RUN_JOB)
 
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet[JobHistory], search_term: str

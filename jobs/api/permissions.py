@@ -1,3 +1,10 @@
+"""The API asks the same permissions as the dashboard and the admin (jobs.access).
+
+Reads need jobs.view_job. Each view names what its other actions need in
+`permission_by_action` (create -> add_job, run -> run_job, ...); an unsafe request to an
+action a view does not name is refused, so a new action is closed until someone decides.
+"""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -6,18 +13,33 @@ from typing import TYPE_CHECKING
 # while rest_framework.views is still loading.
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
+from jobs.access import VIEW_JOB
+
 if TYPE_CHECKING:
     from rest_framework.request import Request
     from rest_framework.views import APIView
 
 
-class StaffWritesOthersRead(BasePermission):
-    """Any logged-in user may read; only staff may create, change, delete or act."""
+def required_permission(request: Request, view: APIView) -> str | None:
+    """The permission this request needs, or None when no permission allows it."""
+    if request.method in SAFE_METHODS:
+        return VIEW_JOB
+    by_action: dict[str, str] = getattr(view, "permission_by_action", {})
+    return by_action.get(getattr(view, "action", None) or "")
 
-    message = "Only staff users may change jobs or start runs."
+
+class JobPermissions(BasePermission):
+    """403 with the missing permission's name; 401 (from authentication) when anonymous."""
 
     def has_permission(self, request: Request, view: APIView) -> bool:
         user = request.user
         if not (user and user.is_authenticated):
             return False
-        return request.method in SAFE_METHODS or bool(user.is_staff)
+        needed = required_permission(request, view)
+        if needed is None:
+            self.message = "This action is not allowed through the API."
+            return False
+        if user.has_perm(needed):
+            return True
+        self.message = f"You need the permission {needed} for this."
+        return False

@@ -16,6 +16,7 @@ from rest_framework.reverse import reverse
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from jobs import engine
+from jobs.access import ADD_JOB, CHANGE_JOB, DELETE_JOB, RUN_JOB
 from jobs.api.pagination import JobPagination, RunPagination
 from jobs.api.serializers import (
     JobFilterSerializer,
@@ -58,6 +59,15 @@ def _runs() -> QuerySet[JobHistory]:
 class JobViewSet(viewsets.ModelViewSet):
     serializer_class = JobSerializer
     pagination_class = JobPagination
+    permission_by_action = {
+        "create": ADD_JOB,
+        "update": CHANGE_JOB,
+        "partial_update": CHANGE_JOB,
+        "enable": CHANGE_JOB,
+        "disable": CHANGE_JOB,
+        "destroy": DELETE_JOB,
+        "run": RUN_JOB,
+    }
 
     def get_queryset(self) -> QuerySet[Job]:
         # with_running() gives `state` without a query per job; id makes the order total.
@@ -111,6 +121,7 @@ class JobViewSet(viewsets.ModelViewSet):
 )
 class RunViewSet(viewsets.ReadOnlyModelViewSet):
     pagination_class = RunPagination
+    permission_by_action = {"cancel": RUN_JOB}
 
     def get_queryset(self) -> QuerySet[JobHistory]:
         if self.action == "retrieve":

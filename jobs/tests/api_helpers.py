@@ -11,19 +11,22 @@ from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from jobs import engine
+from jobs.access import JOB_ADMINS, JOB_VIEWERS
 from jobs.models import Job, JobHistory
 from jobs.runs import RunResult
+from jobs.tests import factories
 from jobs.tests.factories import WORKER
 
 
 def make_user(username: str, *, staff: bool = False) -> Any:
-    return get_user_model().objects.create_user(username, password="pw-not-used", is_staff=staff)
+    """A staff user is a Job admin, anyone else a Job viewer: what migration 0006 makes of
+    the users that existed before permissions were checked."""
+    return factories.make_user(username, JOB_ADMINS if staff else JOB_VIEWERS, staff=staff)
 
 
 def token_client(user: Any) -> APIClient:

@@ -16,6 +16,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from jobs import access
 from jobs.models import IntervalUnit, Job, JobHistory, RunStatus, ScheduleType
 from jobs.runs import RunTicket
 
@@ -115,3 +116,40 @@ def ticket(run: JobHistory | None = None, **fields: Any) -> RunTicket:
         }
     values.update(fields)
     return RunTicket(**values)
+
+
+def group(grant: access.GroupGrant) -> Any:
+    """The group as migration 0006 makes it (made again after a transactional test's
+    flush has emptied the table)."""
+    from django.contrib.auth.models import Group, Permission
+
+    made, _ = Group.objects.get_or_create(name=grant.name)
+    made.permissions.set(
+        Permission.objects.filter(content_type__app_label="jobs", codename__in=grant.codenames)
+    )
+    return made
+
+
+def make_user(
+    username: str,
+    *groups: access.GroupGrant,
+    password: str = "pw-not-used",
+    staff: bool = False,
+    superuser: bool = False,
+    permissions: tuple[str, ...] = (),
+) -> Any:
+    """A user in the given groups (jobs.access.JOB_VIEWERS ...) with extra permissions
+    ("jobs.use_shell")."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Permission
+
+    user = get_user_model().objects.create_user(
+        username, password=password, is_staff=staff or superuser, is_superuser=superuser
+    )
+    user.groups.add(*(group(grant) for grant in groups))
+    for name in permissions:
+        app_label, codename = name.split(".")
+        user.user_permissions.add(
+            Permission.objects.get(content_type__app_label=app_label, codename=codename)
+        )
+    return user

@@ -498,7 +498,7 @@ def test_runs_are_read_only_and_deletable_by_superusers_only(
 
     staff = django_user_model.objects.create_user("operator", password="pw", is_staff=True)
     staff.user_permissions.set(
-        Permission.objects.filter(codename__in=["view_jobhistory", "delete_jobhistory"])
+        Permission.objects.filter(codename__in=["view_job", "delete_jobhistory"])
     )
     client.force_login(staff)
     assert client.get(reverse(RUNS_URL)).status_code == 200

@@ -23,9 +23,10 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.utils import timezone
 
+from jobs.access import JOB_ADMINS
 from jobs.models import Job, JobHistory, RunStatus
 from jobs.runtime.scheduler import Scheduler
-from jobs.tests.factories import make_job, make_run
+from jobs.tests.factories import make_job, make_run, make_user
 from jobs.tests.ui_support import PASSWORD
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
@@ -98,7 +99,7 @@ def scheduler(live_server, fast_screens) -> Iterator[Scheduler]:  # type: ignore
 
 @pytest.fixture
 def user(transactional_db):  # type: ignore[no-untyped-def]
-    return get_user_model().objects.create_user("alice", password=PASSWORD, is_staff=True)
+    return make_user("alice", JOB_ADMINS, password=PASSWORD, staff=True)
 
 
 class Visit:

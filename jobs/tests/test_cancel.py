@@ -8,18 +8,18 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.contrib.messages import get_messages
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
 from jobs import engine
+from jobs.access import JOB_ADMINS, JOB_VIEWERS
 from jobs.executors import Outcome
 from jobs.models import Job, JobHistory, JobState, RunStatus
 from jobs.runs import RunResult
 from jobs.runtime.scheduler import Scheduler
-from jobs.tests.factories import NOW, WORKER
+from jobs.tests.factories import NOW, WORKER, make_user
 
 # --- the engine -----------------------------------------------------------------------------
 
@@ -153,7 +153,7 @@ def test_a_run_cancelled_before_its_worker_gets_to_it_is_not_executed(make_job, 
 
 @pytest.fixture
 def alice(db):
-    return get_user_model().objects.create_user("alice", password="x" * 12, is_staff=True)
+    return make_user("alice", JOB_ADMINS, password="x" * 12, staff=True)
 
 
 @pytest.fixture
@@ -261,11 +261,9 @@ def test_the_admin_run_page_shows_who_cancelled(admin_client, pending_run):
     assert "jobs-run-cancelled" in page
 
 
-def test_staff_without_the_change_right_get_no_cancel_action(client: Client, alice, pending_run):
-    from django.contrib.auth.models import Permission
-
-    alice.user_permissions.add(Permission.objects.get(codename="view_jobhistory"))
-    client.force_login(alice)
+def test_staff_without_the_run_right_get_no_cancel_action(client: Client, pending_run):
+    viewer = make_user("viewer", JOB_VIEWERS, staff=True)
+    client.force_login(viewer)
     response = client.get(reverse("admin:jobs_jobhistory_changelist"))
     form = response.context["action_form"]
     actions = [] if form is None else [name for name, _ in form.fields["action"].choices]

@@ -9,11 +9,12 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
 
+from jobs.access import JOB_ADMINS
 from jobs.models import IntervalUnit, Job, JobHistory, RunStatus, ScheduleType, Trigger
+from jobs.tests.factories import make_user
 
 PASSWORD = "correct horse battery staple"
 
@@ -66,7 +67,7 @@ def make_many(jobs: int, runs: int) -> list[Job]:
 
 @pytest.fixture
 def user(db: None):  # type: ignore[no-untyped-def]
-    return get_user_model().objects.create_user("alice", password=PASSWORD, is_staff=True)
+    return make_user("alice", JOB_ADMINS, password=PASSWORD, staff=True)
 
 
 @pytest.fixture

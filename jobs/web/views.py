@@ -1,17 +1,20 @@
 """The screens: dashboard, jobs, history. Thin: they read, render, and call the engine
 or the model (searching, filtering, enabling a job).
 
-Every page needs a login (jobs.web.middleware.LoginRequiredMiddleware) except /healthz.
-State changes are POST only and redirect afterwards; the live parts of a page are
-re-requested by htmx, which gets the fragment template alone.
+Every page needs a login (jobs.web.middleware.LoginRequiredMiddleware) except /healthz,
+and each view the permission it names (jobs.access; README "Who can do what"): without
+it the answer is 403 and nothing changes. State changes are POST only and redirect
+afterwards; the live parts of a page are re-requested by htmx, which gets the fragment
+template alone.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.decorators import login_not_required, permission_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.db import DatabaseError, connection
@@ -25,14 +28,23 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from jobs import engine
+from jobs.access import ADD_JOB, CHANGE_JOB, DELETE_JOB, RUN_JOB, VIEW_JOB
 from jobs.models import Job, JobHistory
 from jobs.web import dashboard as dashboard_data
 from jobs.web.forms import HistoryFilterForm, JobFilterForm, JobForm
 from jobs.web.pagination import Cursor, run_page
 from jobs.web.stats import job_run_stats
 
+ViewFunction = Callable[..., HttpResponse]
+
 JOBS_PER_PAGE = 50
 JOB_RUNS_PER_PAGE = 20
+
+
+def needs(permission: str) -> Callable[[ViewFunction], ViewFunction]:
+    """403 (never a redirect to the login page, which would loop: the user is logged in)
+    for a user without the permission."""
+    return permission_required(permission, raise_exception=True)
 
 
 def _fragment_or_page(
@@ -57,6 +69,7 @@ def _next_url(request: HttpRequest, default: str) -> str:
 
 @require_GET
 @vary_on_headers("HX-Request")
+@needs(VIEW_JOB)
 def dashboard(request: HttpRequest) -> HttpResponse:
     context = {"section": "dashboard", **dashboard_data.live_context()}
     return _fragment_or_page(request, "jobs/_dashboard_live.html", "jobs/dashboard.html", context)
@@ -67,6 +80,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @vary_on_headers("HX-Request")
+@needs(VIEW_JOB)
 def job_list(request: HttpRequest) -> HttpResponse:
     filters = JobFilterForm(request.GET)
     filters.is_valid()  # an invalid filter is shown with its error and left out
@@ -84,6 +98,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
+@needs(ADD_JOB)
 def job_create(request: HttpRequest) -> HttpResponse:
     form = JobForm(request.POST or None)
     if form.is_valid():
@@ -95,6 +110,7 @@ def job_create(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @vary_on_headers("HX-Request")
+@needs(VIEW_JOB)
 def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     job = get_object_or_404(Job.objects.with_running(), pk=job_id)
     runs = run_page(
@@ -108,6 +124,7 @@ def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
+@needs(CHANGE_JOB)
 def job_edit(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     form = JobForm(request.POST or None, instance=job)
@@ -119,6 +136,7 @@ def job_edit(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
+@needs(DELETE_JOB)
 def job_delete(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     if request.method == "POST":
@@ -130,6 +148,7 @@ def job_delete(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
 
 
 @require_POST
+@needs(RUN_JOB)
 def job_run(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     engine.run_now(job)
@@ -138,6 +157,7 @@ def job_run(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
 
 
 @require_POST
+@needs(CHANGE_JOB)
 def job_toggle(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     """Enable or disable a job. The form says which (`active` present = enable), so a
     second click on a stale page does not undo the first."""
@@ -159,6 +179,7 @@ def job_toggle(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
 
 @require_GET
 @vary_on_headers("HX-Request")
+@needs(VIEW_JOB)
 def history(request: HttpRequest) -> HttpResponse:
     filters = HistoryFilterForm(request.GET)
     filters.is_valid()  # an invalid filter is shown with its error and left out
@@ -180,12 +201,14 @@ def history(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@needs(VIEW_JOB)
 def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     run = get_object_or_404(JobHistory.objects.select_related("job"), pk=run_id)
     return render(request, "jobs/run_detail.html", {"section": "history", "run": run})
 
 
 @require_POST
+@needs(RUN_JOB)
 def run_cancel(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     """Cancel a pending or running run; a running one stops within a second or two."""
     run = get_object_or_404(JobHistory.objects.select_related("job"), pk=run_id)

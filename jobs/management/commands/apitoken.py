@@ -8,6 +8,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rest_framework.authtoken.models import Token
 
+from jobs.access import CHANGE_JOB, VIEW_JOB
+
 
 class Command(BaseCommand):
     help = "Print the API token of a user (created on first use). Use it as 'Token <key>'."
@@ -29,6 +31,11 @@ class Command(BaseCommand):
         if options["reset"]:
             Token.objects.filter(user=user).delete()
         token, _ = Token.objects.get_or_create(user=user)
-        if not user.is_staff:
-            self.stderr.write(f"note: {user} is not staff, so this token can only read.")
+        if not user.has_perm(VIEW_JOB):
+            self.stderr.write(
+                f"note: {user} has no permission on jobs, so this token is refused everywhere; "
+                "add the user to a group (README: Who can do what)."
+            )
+        elif not user.has_perm(CHANGE_JOB):
+            self.stderr.write(f"note: {user} may not change jobs, so this token can only read.")
         self.stdout.write(token.key)
