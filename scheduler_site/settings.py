@@ -171,6 +171,9 @@ AXES_HANDLER = "jobs.web.logins.LoginAttemptHandler"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "jobs.web.logins.lockout_response"
 AXES_HTTP_RESPONSE_CODE = 429
+# Its log lines name the user name and address (never the password), for the operator
+# who unlocks them.
+AXES_SENSITIVE_PARAMETERS = []
 # Only failures are recorded (and forgotten after the cool-off): no row per successful login.
 AXES_DISABLE_ACCESS_LOG = True
 
