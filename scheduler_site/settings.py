@@ -48,7 +48,7 @@ INSTALLED_APPS = [
     "crispy_forms",
     "crispy_bootstrap5",
     "huey.contrib.djhuey",
-    "axes",  # failed logins and lockouts (README: "Logins")
+    "axes",  # failed logins and lockouts (README: "Logins and throttling")
     "jobs",
 ]
 
@@ -147,7 +147,7 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
 
 
-# --- Failed logins (README: "Logins") ---------------------------------------------------
+# --- Failed logins (README: "Logins and throttling") ------------------------------------
 # django-axes counts failed logins (the login page, the admin's, bad API tokens) per user
 # name and per client address; LOGIN_FAILURE_LIMIT failures within LOGIN_LOCKOUT_MINUTES
 # refuse that user name, or that address, for LOGIN_LOCKOUT_MINUTES after the last one.
@@ -304,7 +304,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     # Far above what a script needs; a 429 carries Retry-After. The counts live in the
-    # default cache: per process (README: "Logins").
+    # default cache: per process (README: "Logins and throttling").
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
         "rest_framework.throttling.UserRateThrottle",

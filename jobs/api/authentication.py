@@ -1,4 +1,4 @@
-"""API tokens under the same failed-login rules as the login page (README: "Logins")."""
+"""API tokens under the failed-login rules of the login page (README: "Logins and throttling")."""
 
 from __future__ import annotations
 

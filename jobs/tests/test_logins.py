@@ -126,6 +126,13 @@ def test_logging_in_does_not_clear_an_addresss_failures_for_other_names(client, 
     assert _fail(client, 1, username="grace").status_code == 429
 
 
+def test_the_test_clients_login_still_works(client, alice) -> None:  # type: ignore[no-untyped-def]
+    # Django's client.login() authenticates without a request (test settings' backend).
+    assert client.login(username="alice", password=PASSWORD)
+    assert client.get("/").status_code == 200
+    assert not Client().login(username="alice", password="wrong")
+
+
 # --- Locking an address ---------------------------------------------------------------
 
 
