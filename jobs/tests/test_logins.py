@@ -171,22 +171,39 @@ def test_behind_a_trusted_proxy_the_forwarded_address_is_counted(client, alice):
     assert other.status_code == 302
 
 
-def test_client_address(settings) -> None:
+def test_client_address(settings) -> None:  # type: ignore[no-untyped-def]
     from jobs.web.logins import client_address
 
-    factory = RequestFactory()
-    request = factory.get(
-        "/", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="192.0.2.1, 203.0.113.5"
-    )
+    def address(**meta: str) -> str | None:
+        return client_address(RequestFactory().get("/", **meta))
+
+    proxied = {"REMOTE_ADDR": "10.0.0.2", "HTTP_X_FORWARDED_FOR": "192.0.2.1, 203.0.113.5"}
     settings.TRUSTED_PROXY = False
-    assert client_address(request) == "10.0.0.2"
+    assert address(**proxied) == "10.0.0.2"
+    assert address(REMOTE_ADDR="not-an-address") is None
     settings.TRUSTED_PROXY = True
-    assert client_address(request) == "203.0.113.5"
-    # No header, or nonsense in it: the proxy's own address rather than the nonsense.
-    assert client_address(factory.get("/", REMOTE_ADDR="10.0.0.2")) == "10.0.0.2"
-    garbled = factory.get("/", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="x, not-an-ip")
-    assert client_address(garbled) == "10.0.0.2"
-    assert client_address(factory.get("/", REMOTE_ADDR="")) is None
+    assert address(**proxied) == "203.0.113.5"
+    # Not through the proxy (no header): the address that connected.
+    assert address(REMOTE_ADDR="10.0.0.2") == "10.0.0.2"
+    # Ports, brackets and zones are dropped; IPv6 is spelled the usual way.
+    assert address(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="203.0.113.5:4711") == "203.0.113.5"
+    bracketed = {"REMOTE_ADDR": "10.0.0.2", "HTTP_X_FORWARDED_FOR": "[2001:DB8:0::1]:443"}
+    assert address(**bracketed) == "2001:db8::1"
+    assert address(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="fe80::1%eth0") == "fe80::1"
+    # Nonsense in the header: unknown, not the proxy's address that all clients share.
+    assert address(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="x, not-an-ip") is None
+
+
+@override_settings(TRUSTED_PROXY=True)
+def test_failures_from_an_unknown_address_count_for_the_user_name_only(client, alice, bob):  # type: ignore[no-untyped-def]
+    unknown = {"REMOTE_ADDR": "10.0.0.2", "HTTP_X_FORWARDED_FOR": "garbage"}
+    for name in ("carol", "dave", "erin", "frank", "grace"):
+        assert _fail(client, 1, username=name, **unknown).status_code == 200
+    # No shared "unknown address" lock: bob still logs in from an unknown address...
+    assert _log_in(client, "bob", PASSWORD, **unknown).status_code == 302
+    # ...while alice's user name is still locked by its own failures.
+    assert _fail(client, 5, username="alice", **unknown).status_code == 429
+    assert _log_in(Client(), "alice", PASSWORD).status_code == 429
 
 
 # --- The API --------------------------------------------------------------------------

@@ -30,27 +30,30 @@ from rest_framework.response import Response
 
 
 def client_address(request: HttpRequest) -> str | None:
-    """The address of the client, as far as it can be trusted.
+    """The address of the client, as far as it can be trusted; None when unknown.
 
     REMOTE_ADDR, unless TRUSTED_PROXY says a reverse proxy stands in front: then the last
     address in X-Forwarded-For, the one that proxy appended (whatever a client sends in
     the header itself comes before it). The throttles of the API count the same address
-    (REST_FRAMEWORK's NUM_PROXIES).
+    (REST_FRAMEWORK's NUM_PROXIES). A header that is there but unreadable gives None
+    rather than the proxy's own address, which every client shares.
     """
-    if settings.TRUSTED_PROXY:
-        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")[-1].strip()
-        if _is_address(forwarded):
-            return forwarded
-    remote = request.META.get("REMOTE_ADDR", "")
-    return remote if _is_address(remote) else None
+    if settings.TRUSTED_PROXY and "HTTP_X_FORWARDED_FOR" in request.META:
+        return _address(request.META["HTTP_X_FORWARDED_FOR"].split(",")[-1])
+    return _address(request.META.get("REMOTE_ADDR", ""))
 
 
-def _is_address(text: str) -> bool:
+def _address(text: str) -> str | None:
+    """An IPv4 or IPv6 address in its usual spelling, without port or zone, or None."""
+    text = text.strip()
+    if text.startswith("["):  # [2001:db8::1]:443
+        text = text[1:].partition("]")[0]
+    elif text.count(":") == 1:  # 192.0.2.1:443
+        text = text.partition(":")[0]
     try:
-        ipaddress.ip_address(text)
+        return str(ipaddress.ip_address(text.partition("%")[0]))
     except ValueError:
-        return False
-    return True
+        return None
 
 
 def lockout_parameters(
@@ -58,16 +61,23 @@ def lockout_parameters(
 ) -> list[list[str]]:
     """Count failures per user name and, separately, per address: either locks.
 
-    A failure that names no user (a bad API token) counts for its address only; counting
-    it under "no user name" too would lock every tokenless caller at once.
+    A failure that names no user (a bad API token) counts for its address only, and one
+    from an unknown address for its user name only: counting them under "no user name" or
+    "no address" would lock everyone without one at once.
     """
     if isinstance(request_or_attempt, AccessBase):
         username = request_or_attempt.username
+        address = request_or_attempt.ip_address
     else:
         username = get_client_username(request_or_attempt, credentials)
-    if not username:
-        return [["ip_address"]]
-    return [["username"], ["ip_address"]]
+        address = getattr(request_or_attempt, "axes_ip_address", None)
+    parameters = []
+    if username:
+        parameters.append(["username"])
+    if address:
+        parameters.append(["ip_address"])
+    # Neither: count it under the empty address, so that axes has something to count.
+    return parameters or [["ip_address"]]
 
 
 class LoginAttemptHandler(AxesDatabaseHandler):
@@ -150,9 +160,11 @@ def reset_requests_refused(request: HttpRequest) -> bool:
     """A reset request (the form's POST) counts for its address and its e-mail address."""
     if request.method != "POST":
         return False
-    address = client_address(request) or "unknown"
+    address = client_address(request)
     email = request.POST.get("email", "").strip().lower()
-    refused = _over_limit("address", address)
+    refused = False
+    if address and _over_limit("address", address):
+        refused = True
     if email and _over_limit("email", email):
         refused = True
     return refused
