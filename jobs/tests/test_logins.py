@@ -3,7 +3,12 @@ for API tokens, the API's throttles, and the password-reset pages."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -291,6 +296,35 @@ def test_default_throttle_rates(settings) -> None:
         "user": "1200/minute",
     }
     assert settings.REST_FRAMEWORK["NUM_PROXIES"] == 0
+
+
+def test_the_settings_come_from_the_environment() -> None:
+    env = {
+        **os.environ,
+        "SECRET_KEY": "x",
+        "LOGIN_FAILURE_LIMIT": "3",
+        "LOGIN_LOCKOUT_MINUTES": "2.5",
+        "API_THROTTLE_USER": "10/s",
+        "API_THROTTLE_ANON": "100/hour",
+        "PASSWORD_RESET_ENABLED": "true",
+        "PASSWORD_RESET_LIMIT": "2",
+        "TRUSTED_PROXY": "true",
+    }
+    code = (
+        "import json; from scheduler_site import settings as s; print(json.dumps(["
+        "s.AXES_FAILURE_LIMIT, s.AXES_COOLOFF_TIME.total_seconds(), "
+        "s.REST_FRAMEWORK['DEFAULT_THROTTLE_RATES'], s.REST_FRAMEWORK['NUM_PROXIES'], "
+        "s.PASSWORD_RESET_ENABLED, s.PASSWORD_RESET_LIMIT]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert json.loads(out) == [3, 150.0, {"anon": "100/hour", "user": "10/s"}, 1, True, 2]
 
 
 @pytest.mark.parametrize(
