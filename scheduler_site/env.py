@@ -71,3 +71,25 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+# Django REST framework's rate syntax: "<requests>/<period>" ("1200/minute", "60/m").
+_RATE_PERIODS = {
+    "s", "sec", "second", "seconds",
+    "m", "min", "minute", "minutes",
+    "h", "hour", "hours",
+    "d", "day", "days",
+}  # fmt: skip
+
+
+def env_rate(name: str, default: str) -> str:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    count, _, period = raw.strip().partition("/")
+    if not (count.isascii() and count.isdigit()) or int(count) < 1 or period not in _RATE_PERIODS:
+        raise ImproperlyConfigured(
+            f"{name} must be a rate like 1200/minute (a number of requests per second, "
+            f"minute, hour or day), got {raw!r}"
+        )
+    return f"{int(count)}/{period}"

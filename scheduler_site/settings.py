@@ -7,12 +7,13 @@ ImproperlyConfigured at start-up instead of being ignored.
 from __future__ import annotations
 
 import zoneinfo
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from scheduler_site.env import env_bool, env_float, env_int, env_list, env_str
+from scheduler_site.env import env_bool, env_float, env_int, env_list, env_rate, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -47,6 +48,7 @@ INSTALLED_APPS = [
     "crispy_forms",
     "crispy_bootstrap5",
     "huey.contrib.djhuey",
+    "axes",  # failed logins and lockouts (README: "Logins and throttling")
     "jobs",
 ]
 
@@ -65,6 +67,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: turns a refused login into the "too many failed logins" page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "scheduler_site.urls"
@@ -141,6 +145,43 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
+
+
+# --- Failed logins (README: "Logins and throttling") ------------------------------------
+# django-axes counts failed logins (the login page, the admin's, bad API tokens) per user
+# name and per client address; LOGIN_FAILURE_LIMIT failures within LOGIN_LOCKOUT_MINUTES
+# refuse that user name, or that address, for LOGIN_LOCKOUT_MINUTES after the last one.
+LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1, maximum=1000)
+LOGIN_LOCKOUT_MINUTES = env_float("LOGIN_LOCKOUT_MINUTES", 15.0, minimum=1.0, maximum=10080.0)
+AUTHENTICATION_BACKENDS = [
+    # First: refuses a locked-out user name or address before any password is checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
+# By user name OR by address ([["username"], ["ip_address"]]; only the address when a
+# failure names no user, as a bad API token does).
+AXES_LOCKOUT_PARAMETERS = "jobs.web.logins.lockout_parameters"
+# The address: REMOTE_ADDR, or with TRUSTED_PROXY the one the proxy put in X-Forwarded-For.
+AXES_CLIENT_IP_CALLABLE = "jobs.web.logins.client_address"
+# A successful login forgets that user's own failures from that address (its typos), not
+# the address's failures for other names.
+AXES_HANDLER = "jobs.web.logins.LoginAttemptHandler"
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "jobs.web.logins.lockout_response"
+AXES_HTTP_RESPONSE_CODE = 429
+# Its log lines name the user name and address (never the password), for the operator
+# who unlocks them.
+AXES_SENSITIVE_PARAMETERS = []
+# Only failures are recorded (and forgotten after the cool-off): no row per successful login.
+AXES_DISABLE_ACCESS_LOG = True
+
+# The password-reset pages mail a link, so they are served only when mail is set up and
+# this is on; each client address and each e-mail address may ask PASSWORD_RESET_LIMIT
+# times an hour.
+PASSWORD_RESET_ENABLED = env_bool("PASSWORD_RESET_ENABLED", False)
+PASSWORD_RESET_LIMIT = env_int("PASSWORD_RESET_LIMIT", 5, minimum=1, maximum=1000)
 
 
 # --- Internationalisation and time ------------------------------------------------------
@@ -252,7 +293,8 @@ INSTALLED_APPS += [
 REST_FRAMEWORK = {
     # Token first, so an anonymous request is answered 401 with a WWW-Authenticate header.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        # DRF's token check, refusing locked-out users and counting bad tokens as failures.
+        "jobs.api.authentication.LockoutTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["jobs.api.permissions.JobPermissions"],
@@ -261,6 +303,19 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # Far above what a script needs; a 429 carries Retry-After. The counts live in the
+    # default cache: per process (README: "Logins and throttling").
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env_rate("API_THROTTLE_ANON", "60/minute"),
+        "user": env_rate("API_THROTTLE_USER", "1200/minute"),
+    },
+    # The client address the throttles count: with TRUSTED_PROXY, the last address in
+    # X-Forwarded-For (the one the proxy added); otherwise REMOTE_ADDR, whatever is sent.
+    "NUM_PROXIES": 1 if TRUSTED_PROXY else 0,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "jobs.api.views.exception_handler",
 }

@@ -13,3 +13,10 @@ from scheduler_site.settings import *  # noqa: F403
 
 # Hashing passwords slowly protects real users, not test fixtures.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# django-axes stays on, so the lockout tests are real; only client.login(), which has no
+# request, skips its check (jobs/tests/backends.py).
+AUTHENTICATION_BACKENDS = [
+    "jobs.tests.backends.AxesBackendForTestClient",
+    "django.contrib.auth.backends.ModelBackend",
+]

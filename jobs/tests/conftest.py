@@ -4,10 +4,20 @@ from collections.abc import Callable
 
 import pytest
 import time_machine
+from django.core.cache import cache
 
 from jobs.models import Job, JobHistory
 from jobs.tests import factories
 from jobs.tests.factories import NOW
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Each test starts with an empty cache: no API throttle counts or password-reset
+    counts left by an earlier test (under a frozen clock they would never expire)."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture

@@ -1,0 +1,58 @@
+"""API tokens under the failed-login rules of the login page (README: "Logins and throttling")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from axes.handlers.proxy import AxesProxyHandler
+from axes.helpers import get_credentials
+from django.contrib.auth.signals import user_login_failed
+from rest_framework import exceptions, status
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.request import Request
+
+from jobs.web.logins import lockout_message, lockout_minutes
+
+
+class LockedOut(exceptions.APIException):
+    """429 {"detail": "Too many failed logins: ..."} with Retry-After."""
+
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    default_code = "locked_out"
+
+    def __init__(self) -> None:
+        super().__init__(lockout_message())
+        # DRF's exception handler turns this into the Retry-After header.
+        self.wait = lockout_minutes() * 60
+
+
+class LockoutTokenAuthentication(TokenAuthentication):
+    """DRF's TokenAuthentication, with django-axes' counts.
+
+    - A bad token is a failed login of its client address (there is no user name to
+      count it against); once the address has failed LOGIN_FAILURE_LIMIT times, every
+      token from it is refused, the right one too, as the login page refuses the right
+      password.
+    - A good token of a user name that is locked out (by failed passwords on the login
+      pages) is refused too: a lockout is not dodged by switching to the API.
+    """
+
+    def authenticate(self, request: Request) -> tuple[Any, Any] | None:
+        http_request = request._request
+        try:
+            found = super().authenticate(request)
+        except exceptions.AuthenticationFailed:
+            if not AxesProxyHandler.is_allowed(http_request, get_credentials(None)):
+                raise LockedOut() from None
+            user_login_failed.send(
+                sender=__name__, credentials=get_credentials(None), request=http_request
+            )
+            if getattr(http_request, "axes_locked_out", False):
+                raise LockedOut() from None
+            raise
+        if found is None:  # no token sent: another authentication may apply
+            return None
+        user, _token = found
+        if not AxesProxyHandler.is_allowed(http_request, get_credentials(user.get_username())):
+            raise LockedOut()
+        return found
