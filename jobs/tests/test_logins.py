@@ -11,7 +11,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core import mail
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client, RequestFactory, override_settings
@@ -19,7 +18,9 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 from rest_framework.throttling import SimpleRateThrottle
 
+from jobs.access import JOB_ADMINS, JOB_VIEWERS
 from jobs.tests.api_helpers import token_client
+from jobs.tests.factories import make_user
 from scheduler_site.env import env_rate
 
 pytestmark = pytest.mark.django_db
@@ -33,14 +34,18 @@ COOL_OFF = timedelta(minutes=15, seconds=1)
 
 @pytest.fixture
 def alice(db):  # type: ignore[no-untyped-def]
-    return get_user_model().objects.create_user(
-        "alice", email="alice@example.com", password=PASSWORD, is_staff=True
-    )
+    alice = make_user("alice", JOB_ADMINS, password=PASSWORD, staff=True)
+    alice.email = "alice@example.com"
+    alice.save()
+    return alice
 
 
 @pytest.fixture
 def bob(db):  # type: ignore[no-untyped-def]
-    return get_user_model().objects.create_user("bob", email="bob@example.com", password=PASSWORD)
+    bob = make_user("bob", JOB_VIEWERS, password=PASSWORD)
+    bob.email = "bob@example.com"
+    bob.save()
+    return bob
 
 
 def _log_in(client: Client, username: str, password: str, url: str = LOGIN, **extra: str):  # type: ignore[no-untyped-def]
