@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import random
+import secrets
 import subprocess
 import sys
 import time
@@ -49,7 +50,7 @@ def child_env(extra: dict[str, str]) -> dict[str, str]:
     env.update(
         {
             "DATABASE_URL": DB_URL,
-            "SECRET_KEY": "benchmark",
+            "SECRET_KEY": secrets.token_urlsafe(50),  # 50+ characters, as DEBUG off needs
             "DJANGO_SETTINGS_MODULE": "scheduler_site.settings",
             **INSTANT,
             **extra,

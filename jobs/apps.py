@@ -12,5 +12,6 @@ class JobsConfig(AppConfig):
         # never imports alerting code.
         from jobs import alerts
         from jobs.engine import events
+        from jobs.metrics import checks  # noqa: F401 - registers the deploy checks
 
         events.on_runs_finished(alerts.runs_finished)

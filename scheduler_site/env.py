@@ -7,6 +7,7 @@ variable, never fall back silently to a default.
 from __future__ import annotations
 
 import os
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -93,3 +94,23 @@ def env_rate(name: str, default: str) -> str:
             f"minute, hour or day), got {raw!r}"
         )
     return f"{int(count)}/{period}"
+
+
+def redact_url(url: str) -> str:
+    """`url` without its user and password, for messages: redis://***@host:6379/0."""
+    if "@" not in url:
+        return url
+    userinfo_end = url.rindex("@")
+    scheme_end = url.find("://")
+    start = scheme_end + 3 if 0 <= scheme_end < userinfo_end else 0
+    return f"{url[:start]}***{url[userinfo_end:]}"
+
+
+def redis_url_parses(url: str) -> bool:
+    """Whether `url` has a host part and port that redis-py can read."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError:
+        return False
+    return parts.scheme == "unix" or bool(parts.hostname)

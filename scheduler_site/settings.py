@@ -13,12 +13,23 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from scheduler_site.env import env_bool, env_float, env_int, env_list, env_rate, env_str
+from scheduler_site.env import (
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_rate,
+    env_str,
+    redact_url,
+    redis_url_parses,
+)
+from scheduler_site.huey_serializer import JSONSerializer
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("DEBUG", False)
 
+MIN_SECRET_KEY_LENGTH = 50
 SECRET_KEY = env_str("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
@@ -27,11 +38,47 @@ if not SECRET_KEY:
         )
     # Only for a laptop with DEBUG on; never used in production because of the check above.
     SECRET_KEY = "insecure-development-key-do-not-use-in-production"
+elif not DEBUG and len(SECRET_KEY) < MIN_SECRET_KEY_LENGTH:
+    # Django's deploy check (security.W009) asks for as much; a short key can be guessed.
+    raise ImproperlyConfigured(
+        f"SECRET_KEY must be at least {MIN_SECRET_KEY_LENGTH} characters long when DEBUG is "
+        f"off; this one has {len(SECRET_KEY)}. Make one with: "
+        "python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    )
 
 # Behind a reverse proxy that terminates TLS and sets X-Forwarded-Proto and
 # X-Forwarded-For (docs/deployment.md): trust those headers. Off, they are ignored, since
 # any client could send them.
 TRUSTED_PROXY = env_bool("TRUSTED_PROXY", False)
+if TRUSTED_PROXY:
+    # request.is_secure() from the proxy's X-Forwarded-Proto. (The Host header is the
+    # proxy's to pass on, so USE_X_FORWARDED_HOST stays off.)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# HTTPS=true when the site is served over TLS only: secure cookies, HTTP redirected to
+# HTTPS, and HSTS. /healthz and /metrics stay reachable over plain HTTP for probes and
+# scrapers inside the network (the patterns match the path without its leading slash).
+HTTPS = env_bool("HTTPS", False)
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_SSL_REDIRECT = HTTPS
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
+SECURE_HSTS_SECONDS = env_int("HSTS_SECONDS", 31536000 if HTTPS else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("HSTS_PRELOAD", False)
+SILENCED_SYSTEM_CHECKS = []
+if not SECURE_HSTS_INCLUDE_SUBDOMAINS:
+    # security.W005 (HSTS without includeSubDomains): other sites under the same domain
+    # may not speak HTTPS; HSTS_INCLUDE_SUBDOMAINS=true is the owner's choice to make.
+    SILENCED_SYSTEM_CHECKS.append("security.W005")
+if not SECURE_HSTS_PRELOAD:
+    # security.W021 (HSTS without preload): preloading is hard to undo and needs
+    # includeSubDomains; HSTS_PRELOAD=true is the owner's choice to make.
+    SILENCED_SYSTEM_CHECKS.append("security.W021")
+
+# The debug page hides settings and request headers whose names look secret, URLs
+# included (DATABASE_URL and REDIS_URL hold passwords).
+DEFAULT_EXCEPTION_REPORTER_FILTER = "scheduler_site.reporting.SecretHidingExceptionReporterFilter"
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -54,6 +101,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # A NUL byte in the query, a form or a header is answered 400 before any view runs:
+    # PostgreSQL refuses NUL in text, which would be a 500 wherever a value reaches SQL.
+    "jobs.web.middleware.RejectNulMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -257,8 +307,13 @@ JOBS_SIM_SEED = env_int("JOBS_SIM_SEED", None)
 REDIS_URL = env_str("REDIS_URL", "")
 HUEY_QUEUE = env_str("HUEY_QUEUE", "jobs")
 if REDIS_URL:
-    if not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
-        raise ImproperlyConfigured(f"REDIS_URL must be a redis:// URL, got {REDIS_URL!r}")
+    if not REDIS_URL.startswith(("redis://", "rediss://", "unix://")) or not redis_url_parses(
+        REDIS_URL
+    ):
+        # The URL may hold a password: the message shows it without its user part.
+        raise ImproperlyConfigured(
+            f"REDIS_URL must be a redis://, rediss:// or unix:// URL, got {redact_url(REDIS_URL)!r}"
+        )
     HUEY = {
         "huey_class": "huey.RedisHuey",
         "name": HUEY_QUEUE,
@@ -267,6 +322,8 @@ if REDIS_URL:
         # Outcomes are recorded on the runs; Huey need not keep task results.
         "results": False,
         "utc": True,
+        # Messages are JSON: a message is never unpickled, whoever could write to Redis.
+        "serializer": JSONSerializer(),
         "consumer": {
             "workers": env_int("HUEY_WORKERS", 4, minimum=1, maximum=256),
             "worker_type": "thread",
@@ -274,7 +331,12 @@ if REDIS_URL:
         },
     }
 else:
-    HUEY = {"huey_class": "huey.MemoryHuey", "name": HUEY_QUEUE, "immediate": True}
+    HUEY = {
+        "huey_class": "huey.MemoryHuey",
+        "name": HUEY_QUEUE,
+        "immediate": True,
+        "serializer": JSONSerializer(),
+    }
 # A run handed to Huey but still pending after this long is handed out again: its
 # message was lost (a Redis restart, an eviction). A duplicate message starts it once.
 JOBS_REDISPATCH_SECONDS = env_float("JOBS_REDISPATCH_SECONDS", 60.0, minimum=1.0)
@@ -302,7 +364,8 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # JSON nested deeper than a job ever needs is a 400, not a RecursionError.
+    "DEFAULT_PARSER_CLASSES": ["jobs.api.parsers.JSONParser"],
     # Far above what a script needs; a 429 carries Retry-After. The counts live in the
     # default cache: per process (README: "Logins and throttling").
     "DEFAULT_THROTTLE_CLASSES": [

@@ -6,7 +6,10 @@ against PostgreSQL when DATABASE_URL says so.
 
 import os
 
-os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
+# With DEBUG off the settings refuse a key shorter than 50 characters; the suite (and the
+# processes it starts, which inherit this environment) may be given any key, even "x".
+if len(os.environ.get("SECRET_KEY", "")) < 50:
+    os.environ["SECRET_KEY"] = "test-only-secret-key-" + "0123456789abcdef" * 3
 os.environ.setdefault("LOG_LEVEL", "WARNING")
 
 from scheduler_site.settings import *  # noqa: F403

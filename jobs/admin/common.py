@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime, timedelta
+from datetime import MAXYEAR, MINYEAR, datetime, timedelta
 from functools import cached_property
 from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import model_ngettext
+from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest
@@ -199,3 +201,33 @@ class LeanListMixin:
             obj.pk,
             format_html(gettext("Select this object for an action - {}"), str(obj)),
         )
+
+
+# The date hierarchy's parts and the values each may take. Not the first or last year
+# Python knows: Django's filter goes up to the next year, and the local day's bounds in
+# UTC may fall a day outside the year.
+DATE_PARTS = {"year": (MINYEAR + 1, MAXYEAR - 1), "month": (1, 12), "day": (1, 31)}
+
+
+class BoundedDateChangeList(ChangeList):
+    """A change list whose date hierarchy refuses years it cannot filter by.
+
+    Django turns ?created_at__year=9999 into a range ending in the year 10000 (a
+    ValueError), and a 30-digit year into an OverflowError: both were 500s. A part out
+    of range is an IncorrectLookupParameters, which the admin answers with its usual
+    redirect to ?e=1, like any other bad filter.
+    """
+
+    def get_filters(self, request: HttpRequest) -> Any:
+        if self.date_hierarchy:
+            for part, (lowest, highest) in DATE_PARTS.items():
+                for raw in request.GET.getlist(f"{self.date_hierarchy}__{part}"):
+                    try:
+                        value = int(raw)
+                    except ValueError as error:
+                        raise IncorrectLookupParameters(error) from error
+                    if not lowest <= value <= highest:
+                        raise IncorrectLookupParameters(
+                            f"{part} {value} is outside {lowest} to {highest}"
+                        )
+        return super().get_filters(request)

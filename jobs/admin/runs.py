@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy as _
 from jobs import engine
 from jobs.access import RUN_JOB, VIEW_JOB
 from jobs.admin.common import (
+    BoundedDateChangeList,
     BulkAction,
     CappedCountPaginator,
     LeanListMixin,
@@ -136,6 +137,10 @@ class JobHistoryAdmin(LeanListMixin, admin.ModelAdmin):
 
     class Media:
         css = {"all": ("jobs/admin.css",)}
+
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[BoundedDateChangeList]:
+        # A year the date hierarchy cannot filter by is a bad filter, not a 500.
+        return BoundedDateChangeList
 
     # Runs are written by the engine only: view here, delete for superusers.
     def has_add_permission(self, request: HttpRequest) -> bool:

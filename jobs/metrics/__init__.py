@@ -36,6 +36,7 @@ from django.db.models import Count, Max, Q
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
+from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_GET
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -232,12 +233,21 @@ DATABASE_REGISTRY = CollectorRegistry(auto_describe=False)
 DATABASE_REGISTRY.register(DatabaseCollector())
 
 
+@sensitive_variables("token", "given")
 def _authorized(request: HttpRequest) -> bool:
     token = settings.METRICS_TOKEN
     if not token:
         return True
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip(), token)
+    if scheme.lower() != "bearer":
+        return False
+    # Compared as bytes (compare_digest refuses str that is not ASCII): the header's
+    # bytes as sent (WSGI hands them over decoded as Latin-1) against the token's UTF-8.
+    try:
+        sent = given.strip().encode("latin-1")
+    except UnicodeEncodeError:  # not from a real server: no byte string to compare
+        return False
+    return hmac.compare_digest(sent, token.encode())
 
 
 @login_not_required  # scrapers have no session; METRICS_TOKEN protects it when set

@@ -1,4 +1,5 @@
-"""Request middleware for the screens: login everywhere, and the user's time zone."""
+"""Request middleware for the screens: login everywhere, the user's time zone, and no
+NUL bytes in requests."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import zoneinfo
 from collections.abc import Callable
 
 from django.contrib.auth import middleware as auth_middleware
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
 from django.utils import timezone
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -74,3 +75,51 @@ class TimezoneMiddleware:
             return self.get_response(request)
         finally:
             timezone.deactivate()
+
+
+# Bodies Django parses into request.POST (a JSON body is the API parser's to read).
+FORM_CONTENT_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data"})
+
+
+def _query_dict_has_nul(query: QueryDict) -> bool:
+    return any(
+        "\x00" in key or any("\x00" in value for value in values if isinstance(value, str))
+        for key, values in query.lists()
+    )
+
+
+def request_has_nul(request: HttpRequest) -> bool:
+    """Whether the path, the query string, a header (cookies included) or a form field
+    (name or value) holds a NUL character."""
+    if "\x00" in request.path or _query_dict_has_nul(request.GET):
+        return True
+    if any(
+        "\x00" in value
+        for key, value in request.META.items()
+        if key.startswith("HTTP_") and isinstance(value, str)
+    ):
+        return True
+    return (
+        request.method == "POST"
+        and request.content_type in FORM_CONTENT_TYPES
+        and _query_dict_has_nul(request.POST)
+    )
+
+
+class RejectNulMiddleware:
+    """Answer 400 to a request with a NUL byte anywhere a value could reach a query.
+
+    PostgreSQL refuses NUL in text ("A string literal cannot contain NUL"), so an admin
+    filter, a search or a session cookie holding one would end in a 500. No honest
+    client sends one.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request_has_nul(request):
+            return HttpResponseBadRequest(
+                "A NUL character is not allowed in a request.\n", content_type="text/plain"
+            )
+        return self.get_response(request)
