@@ -306,7 +306,7 @@ def test_default_throttle_rates(settings) -> None:
 def test_the_settings_come_from_the_environment() -> None:
     env = {
         **os.environ,
-        "SECRET_KEY": "x",
+        "SECRET_KEY": "k" * 50,
         "LOGIN_FAILURE_LIMIT": "3",
         "LOGIN_LOCKOUT_MINUTES": "2.5",
         "API_THROTTLE_USER": "10/s",
