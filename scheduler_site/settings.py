@@ -62,6 +62,8 @@ MIDDLEWARE = [
     "jobs.web.middleware.LoginRequiredMiddleware",
     # Dates and times in the user's own zone (a cookie the browser sets).
     "jobs.web.middleware.TimezoneMiddleware",
+    # Who changes jobs, and through the dashboard or the admin (the audit trail).
+    "jobs.web.middleware.ActorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",

@@ -253,8 +253,9 @@ class Job(models.Model):
         copy.save()  # computes anchor_at and next_run_at
         return copy, disabled_because
 
-    def restore(self, version: changes.JobChange) -> None:
-        """Put back the fields as they were after `version` (a JobChange of this job).
+    def restore(self, version: changes.JobChange) -> bool:
+        """Put back the fields as they were after `version` (a JobChange of this job);
+        False when they are so already (nothing is saved or recorded then).
 
         Validated like any edit; raises ValidationError and leaves the job as it was
         when that version would not be valid now (a one-off time since passed, say).
@@ -267,6 +268,8 @@ class Job(models.Model):
             if name in editable
         }
         before = {name: getattr(self, name) for name in wanted}
+        if before == wanted:
+            return False
         for name, value in wanted.items():
             setattr(self, name, value)
         try:
@@ -276,6 +279,7 @@ class Job(models.Model):
                 setattr(self, name, value)
             raise
         self.save(change_action=changes.ChangeAction.RESTORE)
+        return True
 
     # --- loading and saving ---------------------------------------------------------
 

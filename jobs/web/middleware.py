@@ -1,7 +1,9 @@
-"""Request middleware for the screens: login everywhere, and the user's time zone."""
+"""Request middleware for the screens: login everywhere, the user's time zone, and who is
+acting (for the audit trail)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import zoneinfo
 from collections.abc import Callable
@@ -11,8 +13,17 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django_htmx.http import HttpResponseClientRedirect
 
+from jobs.models import Channel
+from jobs.models.changes import reset_actor, set_actor
+
 # The browser writes its IANA zone name here (jobs/static/jobs/app.js).
 TIMEZONE_COOKIE = "tz"
+
+
+def is_admin_view(view_func: Callable) -> bool:
+    """Django marks the admin's site-wide views with admin_site, ModelAdmin ones with
+    model_admin."""
+    return hasattr(view_func, "admin_site") or hasattr(view_func, "model_admin")
 
 
 class LoginRequiredMiddleware(auth_middleware.LoginRequiredMiddleware):
@@ -29,7 +40,7 @@ class LoginRequiredMiddleware(auth_middleware.LoginRequiredMiddleware):
     def process_view(
         self, request: HttpRequest, view_func: Callable, view_args: list, view_kwargs: dict
     ) -> HttpResponse | None:
-        if hasattr(view_func, "admin_site") or hasattr(view_func, "model_admin"):
+        if is_admin_view(view_func):
             return None
         return super().process_view(request, view_func, view_args, view_kwargs)
 
@@ -74,3 +85,28 @@ class TimezoneMiddleware:
             return self.get_response(request)
         finally:
             timezone.deactivate()
+
+
+class ActorMiddleware:
+    """The request's user changes jobs through the dashboard or the admin: the audit
+    trail (jobs.models.changes) records it so. API views say "api" themselves, once DRF
+    has authenticated the request (a token's user is unknown here)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            return self.get_response(request)
+        finally:
+            token = request.__dict__.pop("_jobs_actor_token", None)
+            if token is not None:
+                # A different context (an async hand-off) already dropped it.
+                with contextlib.suppress(ValueError):
+                    reset_actor(token)
+
+    def process_view(
+        self, request: HttpRequest, view_func: Callable, view_args: list, view_kwargs: dict
+    ) -> None:
+        channel = Channel.ADMIN if is_admin_view(view_func) else Channel.DASHBOARD
+        request._jobs_actor_token = set_actor(request.user, channel)  # type: ignore[attr-defined]

@@ -12,7 +12,7 @@ import uuid
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -25,7 +25,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from jobs import engine
-from jobs.models import Job, JobHistory
+from jobs.access import CHANGE_JOB
+from jobs.models import Job, JobChange, JobHistory
+from jobs.web import changes as job_changes
 from jobs.web import dashboard as dashboard_data
 from jobs.web.forms import HistoryFilterForm, JobFilterForm, JobForm
 from jobs.web.pagination import Cursor, run_page
@@ -104,7 +106,40 @@ def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
         size=JOB_RUNS_PER_PAGE,
     )
     context = {"section": "jobs", "job": job, "stats": job_run_stats(job), "runs": runs}
+    if not request.htmx:  # the live part polled by htmx holds no changes
+        context["changes"] = job_changes.change_page(
+            job, request.GET.get(job_changes.PAGE_PARAMETER), request.user
+        )
+        context["changes_parameter"] = job_changes.PAGE_PARAMETER
     return _fragment_or_page(request, "jobs/_job_live.html", "jobs/job_detail.html", context)
+
+
+@require_POST
+def job_restore(request: HttpRequest, job_id: uuid.UUID, change_id: int) -> HttpResponse:
+    """Put the job back as it was after one of its recorded changes."""
+    if not request.user.has_perm(CHANGE_JOB):
+        raise PermissionDenied
+    job = get_object_or_404(Job, pk=job_id)
+    version = get_object_or_404(JobChange, pk=change_id, job_id=job.pk)
+    if not version.restorable:
+        messages.error(request, _("This change has no version to restore."))
+        return redirect("job_detail", job_id=job.pk)
+    try:
+        restored = job.restore(version)
+    except ValidationError as exc:
+        messages.error(
+            request,
+            _("This version cannot be restored, nothing was changed: %(why)s")
+            % {"why": " ".join(exc.messages)},
+        )
+    else:
+        if restored:
+            messages.success(request, _("“%(name)s” restored.") % {"name": job.name})
+        else:
+            messages.info(
+                request, _("“%(name)s” is already as in that version.") % {"name": job.name}
+            )
+    return redirect("job_detail", job_id=job.pk)
 
 
 @require_http_methods(["GET", "POST"])
