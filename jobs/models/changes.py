@@ -158,7 +158,7 @@ class JobChange(models.Model):
     username = models.CharField(_("username"), max_length=150, blank=True)
     channel = models.CharField(_("channel"), max_length=16, choices=Channel.choices)
     action = models.CharField(_("action"), max_length=16, choices=ChangeAction.choices)
-    created_at = models.DateTimeField(_("when"), auto_now_add=True, db_index=True)
+    created_at = models.DateTimeField(_("when"), auto_now_add=True)
     changes = models.JSONField(_("changes"), default=dict, blank=True)
     # The job's audited fields after the change: what restoring this version puts back.
     # None for the run actions, which change no field.
@@ -172,6 +172,8 @@ class JobChange(models.Model):
         indexes = [
             # A job's page and the API: its changes, newest first.
             models.Index(fields=["job_id", "created_at"], name="jobs_change_job_recent"),
+            # Pruning (jobs.runtime.retention), oldest first; the admin's list, newest first.
+            models.Index(fields=["created_at"], name="jobs_change_created"),
         ]
 
     def __str__(self) -> str:

@@ -7,7 +7,7 @@ Three rules, each turned off by 0:
   the highest attempt); its older finished runs are deleted;
 - JOBS_HISTORY_MAX_AGE_DAYS: runs created more than D days ago are deleted;
 - JOBS_AUDIT_KEEP_DAYS: records of the audit trail (JobChange) created more than D days
-  ago are deleted, oldest first through their created_at index.
+  ago are deleted, oldest first through index jobs_change_created.
 
 A pending or running run is never deleted (it still counts among its job's N).
 
@@ -222,7 +222,7 @@ class Pruner:
         while True:
             with store().writing():
                 began = time.perf_counter()
-                # Oldest first through the created_at index; one DELETE ... IN (SELECT ...
+                # Oldest first through index jobs_change_created; one DELETE ... IN (SELECT ...
                 # LIMIT batch) (no signal or relation makes Django load the rows).
                 oldest = old.order_by("created_at").values("pk")[: self.batch]
                 deleted, _ = JobChange.objects.filter(pk__in=oldest).delete()

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import FieldDoesNotExist
-from django.core.paginator import Page, Paginator
 from django.db import models
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -20,6 +19,8 @@ from jobs.models import Job, JobChange
 from jobs.models.changes import job_values
 
 CHANGES_PER_PAGE = 20
+# Pages further back are an OFFSET read; older records are in the admin, searchable.
+MAX_PAGE = 500
 # The query parameter of the page of changes (the runs page by their own cursor).
 PAGE_PARAMETER = "changes"
 
@@ -62,11 +63,54 @@ def field_changes(change: JobChange, see_secrets: bool) -> list[FieldChange]:
     return rows
 
 
-def change_page(job: Job, number: Any, user: Any) -> Page:
-    """The page `number` of the job's changes; each change gets `.fields` (FieldChange
-    rows) and `.is_current` (its version is the job as it is now)."""
+@dataclass
+class ChangePage:
+    """One page of a job's changes, newest first; `number` counts from 1."""
+
+    number: int
+    changes: list[JobChange]
+    has_next: bool
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.changes)
+
+    @property
+    def object_list(self) -> list[JobChange]:
+        return self.changes
+
+    @property
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+    @property
+    def has_other_pages(self) -> bool:
+        return self.has_previous or self.has_next
+
+    @property
+    def next_page_number(self) -> int:
+        return self.number + 1
+
+    @property
+    def previous_page_number(self) -> int:
+        return self.number - 1
+
+
+def page_number(text: Any) -> int:
+    try:
+        return max(1, min(int(text), MAX_PAGE))
+    except (TypeError, ValueError):
+        return 1
+
+
+def change_page(job: Job, number: Any, user: Any) -> ChangePage:
+    """The page `number` of the job's changes: one query (a page and one more row, through
+    jobs_change_job_recent; no COUNT). Each change gets `.fields` (FieldChange rows) and
+    `.is_current` (its version is the job as it is now)."""
+    number = page_number(number)
+    start = (number - 1) * CHANGES_PER_PAGE
     changes = JobChange.objects.filter(job_id=job.pk).order_by("-created_at", "-id")
-    page = Paginator(changes, CHANGES_PER_PAGE).get_page(number)
+    rows = list(changes[start : start + CHANGES_PER_PAGE + 1])
+    page = ChangePage(number, rows[:CHANGES_PER_PAGE], has_next=len(rows) > CHANGES_PER_PAGE)
     see_secrets = may_see_secrets(user)
     now = job_values(job)
     for change in page:
