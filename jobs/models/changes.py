@@ -30,28 +30,29 @@ from django.conf import settings
 from django.db import models
 from django.db.models.signals import pre_delete
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from jobs.models.choices import NAME_MAX_LENGTH
 
 
 class Channel(models.TextChoices):
-    DASHBOARD = "dashboard", _("dashboard")
-    ADMIN = "admin", _("admin")
-    API = "api", _("API")
-    COMMAND = "command", _("command")
-    SYSTEM = "system", _("system")
+    DASHBOARD = "dashboard", pgettext_lazy("audit channel", "dashboard")
+    ADMIN = "admin", pgettext_lazy("audit channel", "admin")
+    API = "api", pgettext_lazy("audit channel", "API")
+    COMMAND = "command", pgettext_lazy("audit channel", "command")
+    SYSTEM = "system", pgettext_lazy("audit channel", "system")
 
 
 class ChangeAction(models.TextChoices):
-    CREATE = "create", _("created")
-    EDIT = "edit", _("edited")
-    ENABLE = "enable", _("enabled")
-    DISABLE = "disable", _("disabled")
-    RESTORE = "restore", _("restored")
-    DELETE = "delete", _("deleted")
-    RUN_NOW = "run_now", _("run now")
-    RETRY = "retry", _("run retried")
-    CANCEL = "cancel", _("run cancelled")
+    CREATE = "create", pgettext_lazy("audit action", "created")
+    EDIT = "edit", pgettext_lazy("audit action", "edited")
+    ENABLE = "enable", pgettext_lazy("audit action", "enabled")
+    DISABLE = "disable", pgettext_lazy("audit action", "disabled")
+    RESTORE = "restore", pgettext_lazy("audit action", "restored")
+    DELETE = "delete", pgettext_lazy("audit action", "deleted")
+    RUN_NOW = "run_now", pgettext_lazy("audit action", "run now")
+    RETRY = "retry", pgettext_lazy("audit action", "run retried")
+    CANCEL = "cancel", pgettext_lazy("audit action", "run cancelled")
 
 
 # --- who is acting ---------------------------------------------------------------------

@@ -673,3 +673,11 @@ def test_prunehistory_prunes_the_audit_trail_and_zero_keeps_it_forever(
         capsys.readouterr().out
     )
     assert JobChange.objects.count() == 0
+
+
+def test_the_changes_are_in_japanese_too(root) -> None:
+    job = reporting_job()
+    client = client_of(root)
+    client.post("/i18n/setlang/", {"language": "ja", "next": "/"})
+    page = client.get(reverse("job_detail", args=[job.pk])).text
+    assert "変更履歴" in page and "作成" in page and "システム" in page
