@@ -18,6 +18,7 @@ and the engine writes it with raw SQL that never passes here anyway.
 from __future__ import annotations
 
 import contextvars
+import functools
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -113,13 +114,14 @@ def json_value(value: Any) -> Any:
     return value
 
 
-def audited_fields(model: type[models.Model]) -> list[str]:
+@functools.cache
+def audited_fields(model: type[models.Model]) -> tuple[str, ...]:
     """The fields an operator sets: every editable field of the model but its key."""
-    return [
+    return tuple(
         field.name
         for field in model._meta.concrete_fields
         if field.editable and not field.primary_key
-    ]
+    )
 
 
 def job_values(job: models.Model) -> dict[str, Any]:
