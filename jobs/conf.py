@@ -50,6 +50,12 @@ def history_max_age() -> timedelta | None:
     return timedelta(days=days) if days > 0 else None
 
 
+def audit_max_age() -> timedelta | None:
+    """Records of the audit trail older than this are deleted; None: kept forever."""
+    days = float(settings.JOBS_AUDIT_KEEP_DAYS)
+    return timedelta(days=days) if days > 0 else None
+
+
 def prune_interval() -> float:
     """Seconds between the scheduler's pruning rounds; 0: the scheduler does not prune."""
     return float(settings.JOBS_PRUNE_INTERVAL_SECONDS)

@@ -114,6 +114,8 @@ MIDDLEWARE = [
     "jobs.web.middleware.LoginRequiredMiddleware",
     # Dates and times in the user's own zone (a cookie the browser sets).
     "jobs.web.middleware.TimezoneMiddleware",
+    # Who changes jobs, and through the dashboard or the admin (the audit trail).
+    "jobs.web.middleware.ActorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -288,6 +290,9 @@ JOBS_EXECUTOR = env_str("JOBS_EXECUTOR", "jobs.executors.SimulatedExecutor")
 JOBS_HISTORY_KEEP_PER_JOB = env_int("JOBS_HISTORY_KEEP_PER_JOB", 1000, minimum=0)
 JOBS_HISTORY_MAX_AGE_DAYS = env_float("JOBS_HISTORY_MAX_AGE_DAYS", 30.0, minimum=0.0)
 JOBS_PRUNE_INTERVAL_SECONDS = env_float("JOBS_PRUNE_INTERVAL_SECONDS", 60.0, minimum=0.0)
+# The audit trail of jobs (who changed what) keeps its records this many days; pruned with
+# the runs (0: kept forever).
+JOBS_AUDIT_KEEP_DAYS = env_float("JOBS_AUDIT_KEEP_DAYS", 365.0, minimum=0.0)
 
 # The simulated executor.
 JOBS_SIM_MIN_SECONDS = env_float("JOBS_SIM_MIN_SECONDS", 1.0, minimum=0.0, maximum=86400.0)

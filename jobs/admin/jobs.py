@@ -19,6 +19,7 @@ from django.utils.translation import ngettext, ngettext_lazy
 
 from jobs import engine
 from jobs.access import RUN_JOB
+from jobs.admin.changes import changes_of_job_url
 from jobs.admin.common import (
     BulkAction,
     LeanListMixin,
@@ -251,11 +252,13 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
     @admin.display(description=_("links"))
     def links(self, job: Job) -> SafeString:
         return format_html(
-            '<a href="{}">{}</a> · <a href="{}">{}</a>',
+            '<a href="{}">{}</a> · <a href="{}">{}</a> · <a href="{}">{}</a>',
             job.get_absolute_url(),
             _("Dashboard page"),
             runs_of_job_url(job),
             _("All runs of this job"),
+            changes_of_job_url(job.pk),
+            _("Changes of this job"),
         )
 
     # --- deleting ---

@@ -33,6 +33,14 @@ class JobPagination(PageNumberPagination):
     max_page_size = MAX_PAGE_SIZE
 
 
+class ChangePagination(PageNumberPagination):
+    """A job's changes: a page number over the (job_id, created_at) index of one job."""
+
+    page_size = PAGE_SIZE
+    page_size_query_param = "page_size"
+    max_page_size = MAX_PAGE_SIZE
+
+
 class RunPagination(CursorPagination):
     """Newest first, by a (created_at, id) keyset cursor.
 

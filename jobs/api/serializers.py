@@ -8,11 +8,14 @@ from typing import Any
 
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.settings import api_settings
 
+from jobs.masking import masked, may_see_secrets
 from jobs.models import (
     Job,
+    JobChange,
     JobHistory,
     JobState,
     NotificationAttempt,
@@ -154,6 +157,53 @@ class RunDetailSerializer(RunSerializer):
 
     class Meta(RunSerializer.Meta):
         fields = [*RunSerializer.Meta.fields, "log", "notifications"]
+        read_only_fields = fields
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "description": 'Each changed field\'s [old, new] value: {"name": ["old", "new"]}.',
+        "additionalProperties": {"type": "array", "items": {}, "minItems": 2, "maxItems": 2},
+    }
+)
+class ChangesField(serializers.Field):
+    """{"field": [old, new]}, the secret fields masked for users who may not see them
+    (the viewer is the request's user, in the serializer's context)."""
+
+    def to_representation(self, value: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        request = self.context.get("request")
+        if may_see_secrets(getattr(request, "user", None)):
+            return value
+        return {name: [masked(name, v) for v in pair] for name, pair in value.items()}
+
+
+class JobChangeSerializer(serializers.ModelSerializer):
+    job = serializers.UUIDField(source="job_id", read_only=True)
+    user = serializers.CharField(
+        source="username", read_only=True, help_text="The username; empty for the system."
+    )
+    run = serializers.UUIDField(
+        source="run_id",
+        read_only=True,
+        allow_null=True,
+        help_text="The run started, retried or cancelled; null for other changes.",
+    )
+    changes = ChangesField(read_only=True)
+
+    class Meta:
+        model = JobChange
+        fields = [
+            "id",
+            "job",
+            "job_name",
+            "user",
+            "channel",
+            "action",
+            "created_at",
+            "run",
+            "changes",
+        ]
         read_only_fields = fields
 
 

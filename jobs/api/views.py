@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -17,8 +18,9 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from jobs import engine
 from jobs.access import ADD_JOB, CHANGE_JOB, DELETE_JOB, RUN_JOB
-from jobs.api.pagination import JobPagination, RunPagination
+from jobs.api.pagination import ChangePagination, JobPagination, RunPagination
 from jobs.api.serializers import (
+    JobChangeSerializer,
     JobFilterSerializer,
     JobRunFilterSerializer,
     JobSerializer,
@@ -27,7 +29,8 @@ from jobs.api.serializers import (
     RunSerializer,
     field_errors,
 )
-from jobs.models import Job, JobHistory
+from jobs.models import Channel, Job, JobChange, JobHistory
+from jobs.models.changes import reset_actor, set_actor
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -48,6 +51,23 @@ def _runs() -> QuerySet[JobHistory]:
     return JobHistory.objects.select_related("job").defer("log")
 
 
+class ActorMixin:
+    """What the view changes is recorded in the audit trail as done through the API by
+    the user DRF authenticated (token or session): known only from initial() on."""
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]
+        self._actor_token = set_actor(request.user, Channel.API)
+
+    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
+        finally:
+            token = self.__dict__.pop("_actor_token", None)
+            if token is not None:
+                reset_actor(token)
+
+
 @extend_schema_view(
     list=extend_schema(summary="List jobs", parameters=[JobFilterSerializer]),
     create=extend_schema(summary="Create a job"),
@@ -56,7 +76,7 @@ def _runs() -> QuerySet[JobHistory]:
     partial_update=extend_schema(summary="Change some fields of a job"),
     destroy=extend_schema(summary="Delete a job and its runs"),
 )
-class JobViewSet(viewsets.ModelViewSet):
+class JobViewSet(ActorMixin, viewsets.ModelViewSet):
     serializer_class = JobSerializer
     pagination_class = JobPagination
     permission_by_action = {
@@ -119,7 +139,7 @@ class JobViewSet(viewsets.ModelViewSet):
     list=extend_schema(summary="List runs, newest first", parameters=[RunFilterSerializer]),
     retrieve=extend_schema(summary="Read a run with its log and alert attempts"),
 )
-class RunViewSet(viewsets.ReadOnlyModelViewSet):
+class RunViewSet(ActorMixin, viewsets.ReadOnlyModelViewSet):
     pagination_class = RunPagination
     permission_by_action = {"cancel": RUN_JOB}
 
@@ -160,7 +180,7 @@ class RunViewSet(viewsets.ReadOnlyModelViewSet):
         JobRunFilterSerializer,
     ],
 )
-class JobRunsView(generics.ListAPIView):
+class JobRunsView(ActorMixin, generics.ListAPIView):
     serializer_class = RunSerializer
     pagination_class = RunPagination
 
@@ -172,3 +192,28 @@ class JobRunsView(generics.ListAPIView):
         )
         params = _query(JobRunFilterSerializer, self.request)
         return _runs().filter(job_id=job_id).matching(**params)
+
+
+@extend_schema(
+    summary="List a job's changes (its audit trail), newest first",
+    description=(
+        "Who changed the job, when, through which channel, and each field's old and new "
+        "value. A deleted job's changes stay readable. Webhook URLs and alert addresses "
+        "are masked for users who may not change jobs."
+    ),
+    parameters=[OpenApiParameter("job_pk", OpenApiTypes.UUID, OpenApiParameter.PATH)],
+)
+class JobChangesView(ActorMixin, generics.ListAPIView):
+    serializer_class = JobChangeSerializer
+    pagination_class = ChangePagination
+
+    def get_queryset(self) -> QuerySet[JobChange]:
+        try:
+            job_id = uuid.UUID(self.kwargs["job_pk"])
+        except ValueError:
+            raise exceptions.NotFound() from None
+        changes = JobChange.objects.filter(job_id=job_id).order_by("-created_at", "-id")
+        # 404 only when there is neither a job nor any record (a deleted job has records).
+        if not Job.objects.filter(pk=job_id).exists() and not changes.exists():
+            raise exceptions.NotFound()
+        return changes

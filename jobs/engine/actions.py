@@ -1,10 +1,12 @@
 """What operators do to runs from the screens, the admin and the API: run now, retry,
 cancel. Single rows, so written with the ORM (except cancel, whose conditional update
-returns what the job's outcome needs), each in a write transaction of the store."""
+returns what the job's outcome needs), each in a write transaction of the store, which
+records the action in the job's audit trail too (jobs.models.changes)."""
 
 from __future__ import annotations
 
 import logging
+import uuid
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
@@ -12,7 +14,8 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from jobs.models import Job, JobHistory, RunStatus, Trigger
+from jobs.models import ChangeAction, Job, JobHistory, RunStatus, Trigger
+from jobs.models.changes import record_run_action
 from jobs.runs import as_key
 from jobs.sql import store
 from jobs.sql.rows import JobStatus
@@ -26,7 +29,7 @@ def run_now(job: Job, now: datetime | None = None) -> JobHistory:
     for _ in range(5):
         try:
             with store().writing():
-                return JobHistory.objects.create(
+                run = JobHistory.objects.create(
                     job=job,
                     scheduled_for=now,
                     not_before=now,
@@ -34,10 +37,16 @@ def run_now(job: Job, now: datetime | None = None) -> JobHistory:
                     trigger=Trigger.MANUAL,
                     created_at=now,
                 )
+                record_run_action(job.pk, job.name, ChangeAction.RUN_NOW, run.pk)
+                return run
         except IntegrityError:
             # Two presses in the same microsecond: the occurrence is taken, use the next.
             now += timedelta(microseconds=1)
     raise RuntimeError("could not create a manual run")
+
+
+def _job_name(job_id: object) -> str:
+    return Job.objects.filter(pk=job_id).values_list("name", flat=True).first() or ""
 
 
 class RetryRefused(Exception):
@@ -66,7 +75,7 @@ def retry_run(run: JobHistory, now: datetime | None = None) -> JobHistory:
             raise RetryRefused(gettext("This run has already been retried."))
         try:
             with transaction.atomic():
-                return JobHistory.objects.create(
+                retry = JobHistory.objects.create(
                     job_id=run.job_id,
                     scheduled_for=run.scheduled_for,
                     attempt=highest + 1,
@@ -78,6 +87,8 @@ def retry_run(run: JobHistory, now: datetime | None = None) -> JobHistory:
         except IntegrityError:
             # Someone (an operator or the scheduler) created that attempt just now.
             raise RetryRefused(gettext("This run has already been retried.")) from None
+        record_run_action(run.job_id, _job_name(run.job_id), ChangeAction.RETRY, retry.pk)
+        return retry
 
 
 class CancelRefused(Exception):
@@ -113,4 +124,6 @@ def cancel_run(run: JobHistory, by: str, now: datetime | None = None) -> None:
         ops.record_status_on_jobs(
             [JobStatus(RunStatus.CANCELLED.value, cancelled.job_key, s.adapt_datetime(when))]
         )
+        job_id = uuid.UUID(cancelled.job_key)
+        record_run_action(job_id, _job_name(job_id), ChangeAction.CANCEL, run.pk)
     logger.info("run %s cancelled by %s", run.pk, by or "the scheduler")

@@ -2,10 +2,12 @@
 
 The package's modules: choices (vocabulary and limits), job and job_queries (Job and
 Job.objects), job_rules (what makes a job valid, in Python and in the database), run
-(JobHistory and its queries), notices (alert attempts, scheduler heartbeats). Everything
+(JobHistory and its queries), notices (alert attempts, scheduler heartbeats), changes (the
+audit trail: JobChange, and who is acting through which channel). Everything
 that was importable from `jobs.models` still is, from here.
 """
 
+from jobs.models.changes import ChangeAction, Channel, JobChange, acting, current_actor
 from jobs.models.choices import (
     ACTIVE_STATUSES,
     COMMAND_MAX_LENGTH,
@@ -85,8 +87,11 @@ __all__ = [
     "TIME_ZONE_MAX_LENGTH",
     "WEBHOOK_URL_MAX_LENGTH",
     "CappedCount",
+    "ChangeAction",
+    "Channel",
     "IntervalUnit",
     "Job",
+    "JobChange",
     "JobHistory",
     "JobHistoryQuerySet",
     "JobQuerySet",
@@ -101,7 +106,9 @@ __all__ = [
     "ScheduleType",
     "SchedulerHeartbeat",
     "Trigger",
+    "acting",
     "capped_count",
+    "current_actor",
     "one_of",
     "search_terms",
     "validate_schedule_time",

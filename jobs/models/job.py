@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator
-from django.db import models
+from django.db import models, router, transaction
 from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
@@ -22,7 +22,7 @@ from django.utils.translation import ngettext, pgettext
 
 from jobs import schedules
 from jobs.cron_text import describe_cron
-from jobs.models import job_rules
+from jobs.models import changes, job_rules
 from jobs.models.choices import (
     COMMAND_MAX_LENGTH,
     COPY_SUFFIX,
@@ -253,6 +253,34 @@ class Job(models.Model):
         copy.save()  # computes anchor_at and next_run_at
         return copy, disabled_because
 
+    def restore(self, version: changes.JobChange) -> bool:
+        """Put back the fields as they were after `version` (a JobChange of this job);
+        False when they are so already (nothing is saved or recorded then).
+
+        Validated like any edit; raises ValidationError and leaves the job as it was
+        when that version would not be valid now (a one-off time since passed, say).
+        Recorded as a "restore".
+        """
+        editable = changes.audited_fields(type(self))
+        wanted = {
+            name: self._meta.get_field(name).to_python(value)
+            for name, value in (version.snapshot or {}).items()
+            if name in editable
+        }
+        before = {name: getattr(self, name) for name in wanted}
+        if before == wanted:
+            return False
+        for name, value in wanted.items():
+            setattr(self, name, value)
+        try:
+            self.full_clean()
+        except ValidationError:
+            for name, value in before.items():
+                setattr(self, name, value)
+            raise
+        self.save(change_action=changes.ChangeAction.RESTORE)
+        return True
+
     # --- loading and saving ---------------------------------------------------------
 
     @classmethod
@@ -262,9 +290,32 @@ class Job(models.Model):
         # Remember the schedule as loaded, so save() knows whether it changed. With a
         # schedule field deferred (.only()/.defer()) reading it here would load it (and
         # recurse through from_db), so the snapshot is taken at save time instead.
-        if not instance.get_deferred_fields() & set(SCHEDULE_FIELDS):
+        deferred = instance.get_deferred_fields()
+        if not deferred & set(SCHEDULE_FIELDS):
             instance._loaded_schedule = instance._schedule_snapshot()
+        # The audited values as loaded, so save() records what it changed (jobs.models.
+        # changes); read at save time instead when some were deferred.
+        if not deferred & set(changes.audited_fields(cls)):
+            instance._loaded_values = changes.job_values(instance)
         return instance
+
+    def refresh_from_db(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().refresh_from_db(*args, **kwargs)
+        # The values loaded now are the stored ones: save() reads them again if needed.
+        self.__dict__.pop("_loaded_values", None)
+
+    def _values_as_loaded(self) -> dict | None:
+        """The audited values as loaded, or as stored now if they were not loaded (None
+        for a job not stored yet)."""
+        if "_loaded_values" not in self.__dict__:
+            fields = changes.audited_fields(type(self))
+            stored = type(self).objects.filter(pk=self.pk).values(*fields).first()
+            return (
+                None
+                if stored is None
+                else {name: changes.json_value(value) for name, value in stored.items()}
+            )
+        return self._loaded_values
 
     def _stored_schedule(self) -> tuple | None:
         """The schedule as loaded, or as stored now if it was not loaded."""
@@ -330,11 +381,16 @@ class Job(models.Model):
             else None
         )
 
-    def save(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def save(self, *args, change_action: str | None = None, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        """Save, and record what changed in the audit trail (jobs.models.changes) in the
+        same transaction. `change_action` names the change when it is not a plain
+        create, edit, enable or disable (a restore)."""
         adding = self._state.adding
+        explicit_fields = kwargs.get("update_fields")
+        old = None if adding else self._values_as_loaded()
         if adding or self._schedule_changed():
             self.refresh_schedule()
-        elif kwargs.get("update_fields") is None:
+        elif explicit_fields is None:
             # Leave the scheduler's fields alone: this copy may have been loaded before
             # the scheduler last moved them.
             kwargs["update_fields"] = [
@@ -342,8 +398,11 @@ class Job(models.Model):
                 for f in self._meta.concrete_fields
                 if not f.primary_key and f.name not in SCHEDULER_FIELDS
             ]
-        super().save(*args, **kwargs)
+        with transaction.atomic(using=kwargs.get("using") or router.db_for_write(type(self))):
+            super().save(*args, **kwargs)
+            changes.record_save(self, old, change_action, explicit_fields)
         self._loaded_schedule = self._schedule_snapshot()
+        self._loaded_values = changes.job_values(self)
 
     # --- validation -----------------------------------------------------------------
 

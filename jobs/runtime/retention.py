@@ -1,10 +1,13 @@
-"""Bounded history: delete the finished runs the retention settings no longer keep.
+"""Bounded history: delete the finished runs the retention settings no longer keep, and
+the audit trail's old records.
 
-Two rules, each turned off by 0:
+Three rules, each turned off by 0:
 
 - JOBS_HISTORY_KEEP_PER_JOB: a job keeps its newest N runs (latest occurrence first, then
   the highest attempt); its older finished runs are deleted;
-- JOBS_HISTORY_MAX_AGE_DAYS: runs created more than D days ago are deleted.
+- JOBS_HISTORY_MAX_AGE_DAYS: runs created more than D days ago are deleted;
+- JOBS_AUDIT_KEEP_DAYS: records of the audit trail (JobChange) created more than D days
+  ago are deleted, oldest first through index jobs_change_created.
 
 A pending or running run is never deleted (it still counts among its job's N).
 
@@ -35,6 +38,7 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from jobs import conf
+from jobs.models import JobChange
 from jobs.sql import store
 from jobs.sql.rows import JobPageRow, PruneEdge
 
@@ -59,16 +63,31 @@ CLOCK_MARGIN = timedelta(seconds=60)
 class Policy:
     keep_per_job: int = 0  # 0: no per-job limit
     max_age: timedelta | None = None  # None: no age limit
+    changes_max_age: timedelta | None = None  # audit records; None: kept forever
 
     @classmethod
     def from_settings(cls) -> Policy:
-        return cls(keep_per_job=conf.history_keep_per_job(), max_age=conf.history_max_age())
+        return cls(
+            keep_per_job=conf.history_keep_per_job(),
+            max_age=conf.history_max_age(),
+            changes_max_age=conf.audit_max_age(),
+        )
+
+    @property
+    def prunes_runs(self) -> bool:
+        return self.keep_per_job > 0 or self.max_age is not None
 
     @property
     def enabled(self) -> bool:
-        return self.keep_per_job > 0 or self.max_age is not None
+        return self.prunes_runs or self.changes_max_age is not None
+
+    def changes_text(self) -> str:
+        if self.changes_max_age is None:
+            return "every audit record"
+        return f"audit records of the last {self.changes_max_age.total_seconds() / 86400:g} days"
 
     def __str__(self) -> str:
+        """What is kept of the runs."""
         keep = f"the newest {self.keep_per_job} runs per job" if self.keep_per_job else ""
         age = (
             f"runs of the last {self.max_age.total_seconds() / 86400:g} days"
@@ -81,6 +100,7 @@ class Policy:
 @dataclass
 class PruneStats:
     deleted: int = 0  # runs deleted (counted, in a dry run)
+    changes_deleted: int = 0  # audit records deleted (counted, in a dry run)
     statements: int = 0  # DELETE statements
     jobs_probed: int = 0
     rounds: int = 0  # complete rounds
@@ -91,6 +111,7 @@ class PruneStats:
 class _Round:
     began: datetime
     since: datetime | None  # probe only jobs that ran since then; None: every job
+    changes_done: bool = False
     age_done: bool = False
     jobs: list[JobPageRow] = field(default_factory=list)  # this page
     position: int = 0  # next job of `jobs` to probe
@@ -128,6 +149,10 @@ class Pruner:
         def out_of_time() -> bool:
             return budget is not None and time.perf_counter() - began >= budget
 
+        if not current.changes_done:
+            current.changes_done = self._prune_changes(now, out_of_time)
+            if not current.changes_done:
+                return False
         if not current.age_done:
             current.age_done = self._prune_by_age(now, out_of_time)
             if not current.age_done:
@@ -185,6 +210,29 @@ class Pruner:
             if out_of_time():
                 return False
 
+    # --- the audit trail's rule ----------------------------------------------------
+
+    def _prune_changes(self, now: datetime, out_of_time) -> bool:  # type: ignore[no-untyped-def]
+        if self.policy.changes_max_age is None:
+            return True
+        old = JobChange.objects.filter(created_at__lt=now - self.policy.changes_max_age)
+        if self.dry_run:
+            self.stats.changes_deleted += old.count()
+            return True
+        while True:
+            with store().writing():
+                began = time.perf_counter()
+                # Oldest first through index jobs_change_created; one DELETE ... IN (SELECT ...
+                # LIMIT batch) (no signal or relation makes Django load the rows).
+                oldest = old.order_by("created_at").values("pk")[: self.batch]
+                deleted, _ = JobChange.objects.filter(pk__in=oldest).delete()
+            self._count_statement(began)
+            self.stats.changes_deleted += deleted
+            if deleted < self.batch:
+                return True
+            if out_of_time():
+                return False
+
     # --- the per-job rule -----------------------------------------------------------
 
     def _next_page(self, current: _Round) -> None:
@@ -221,15 +269,37 @@ class Pruner:
         with store().transaction() as ops:
             began = time.perf_counter()
             deleted = delete(ops)
+        self._count_statement(began)
+        self.stats.deleted += deleted
+        return deleted
+
+    def _count_statement(self, began: float) -> None:
         held = time.perf_counter() - began
         self.stats.statements += 1
-        self.stats.deleted += deleted
         self.stats.longest_statement = max(self.stats.longest_statement, held)
-        return deleted
 
 
 def _ran_since(last_run_at: datetime | None, since: datetime | None) -> bool:
     return since is None or (last_run_at is not None and last_run_at >= since)
+
+
+def prune(
+    now: datetime | None = None,
+    *,
+    batch: int = DEFAULT_BATCH,
+    dry_run: bool = False,
+    policy: Policy | None = None,
+) -> PruneStats:
+    """Delete every finished run and audit record the retention policy no longer keeps
+    (one whole round, `batch` rows per DELETE). Returns what was deleted (would be, with
+    dry_run)."""
+    pruner = Pruner(policy, batch=batch, dry_run=dry_run)
+    # On SQLite the log is checkpointed beside the deletes, not inside one of them while
+    # it holds the write lock (jobs/sql/sqlite/wal.py): a long catch-up must not stall
+    # schedulers.
+    with contextlib.nullcontext() if dry_run else store().checkpointer():
+        pruner.step(now)
+    return pruner.stats
 
 
 def prune_history(
@@ -239,15 +309,8 @@ def prune_history(
     dry_run: bool = False,
     policy: Policy | None = None,
 ) -> int:
-    """Delete every finished run the retention policy no longer keeps (one whole round,
-    `batch` runs per DELETE). Returns how many were deleted (would be, with dry_run)."""
-    pruner = Pruner(policy, batch=batch, dry_run=dry_run)
-    # On SQLite the log is checkpointed beside the deletes, not inside one of them while
-    # it holds the write lock (jobs/sql/sqlite/wal.py): a long catch-up must not stall
-    # schedulers.
-    with contextlib.nullcontext() if dry_run else store().checkpointer():
-        pruner.step(now)
-    return pruner.stats.deleted
+    """prune(), returning how many runs were deleted (would be, with dry_run)."""
+    return prune(now, batch=batch, dry_run=dry_run, policy=policy).deleted
 
 
 class BackgroundPruning:
@@ -264,7 +327,8 @@ class BackgroundPruning:
         policy = Policy.from_settings()
         if self.pruner is None or self.pruner.policy != policy:
             self.pruner = Pruner(policy, batch=SLICE_BATCH)
-        before = self.pruner.stats.deleted
+        stats = self.pruner.stats
+        before = stats.deleted + stats.changes_deleted
         try:
             done = self.pruner.step(budget=SLICE_BUDGET)
         except Exception:
@@ -272,7 +336,7 @@ class BackgroundPruning:
             logger.exception("pruning the history failed; trying again in %.0f s", interval)
             done = True
         self._next_at = time.monotonic() + (interval if done else SLICE_PAUSE)
-        return self.pruner.stats.deleted - before
+        return stats.deleted + stats.changes_deleted - before
 
 
 # One per process: every scheduler loop of the process shares it.

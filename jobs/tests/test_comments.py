@@ -18,7 +18,7 @@ from django.apps import apps
 JOBS = Path(__file__).resolve().parent.parent
 # Every index and constraint of the models is named with one of these prefixes (the
 # test below holds them to it), so a name with one of them is index-looking.
-PREFIXES = ("jobs_job_", "jobs_run_", "jobs_notify_", "jobs_scheduler_")
+PREFIXES = ("jobs_job_", "jobs_run_", "jobs_notify_", "jobs_scheduler_", "jobs_change_")
 NAME = re.compile(r"\bjobs_[a-z_]+\b")
 # Names with those prefixes that are not about the database: Prometheus metrics (whose
 # names end in a unit or _total) and admin URL names (<app>_<model>_<view>).

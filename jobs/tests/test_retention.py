@@ -101,6 +101,7 @@ def test_a_limit_of_zero_turns_its_rule_off(make_job):
 def test_the_defaults_come_from_the_settings(settings):
     settings.JOBS_HISTORY_KEEP_PER_JOB = 7
     settings.JOBS_HISTORY_MAX_AGE_DAYS = 0
+    settings.JOBS_AUDIT_KEEP_DAYS = 0
     assert Policy.from_settings() == Policy(keep_per_job=7, max_age=None)
     settings.JOBS_HISTORY_MAX_AGE_DAYS = 1.5
     assert Policy.from_settings().max_age == timedelta(hours=36)

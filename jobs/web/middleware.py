@@ -1,8 +1,9 @@
-"""Request middleware for the screens: login everywhere, the user's time zone, and no
-NUL bytes in requests."""
+"""Request middleware for the screens: login everywhere, the user's time zone, who is
+acting (for the audit trail), and no NUL bytes in requests."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import zoneinfo
 from collections.abc import Callable
@@ -12,8 +13,17 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, Query
 from django.utils import timezone
 from django_htmx.http import HttpResponseClientRedirect
 
+from jobs.models import Channel
+from jobs.models.changes import reset_actor, set_actor
+
 # The browser writes its IANA zone name here (jobs/static/jobs/app.js).
 TIMEZONE_COOKIE = "tz"
+
+
+def is_admin_view(view_func: Callable) -> bool:
+    """Django marks the admin's site-wide views with admin_site, ModelAdmin ones with
+    model_admin."""
+    return hasattr(view_func, "admin_site") or hasattr(view_func, "model_admin")
 
 
 class LoginRequiredMiddleware(auth_middleware.LoginRequiredMiddleware):
@@ -30,7 +40,7 @@ class LoginRequiredMiddleware(auth_middleware.LoginRequiredMiddleware):
     def process_view(
         self, request: HttpRequest, view_func: Callable, view_args: list, view_kwargs: dict
     ) -> HttpResponse | None:
-        if hasattr(view_func, "admin_site") or hasattr(view_func, "model_admin"):
+        if is_admin_view(view_func):
             return None
         return super().process_view(request, view_func, view_args, view_kwargs)
 
@@ -123,3 +133,28 @@ class RejectNulMiddleware:
                 "A NUL character is not allowed in a request.\n", content_type="text/plain"
             )
         return self.get_response(request)
+
+
+class ActorMiddleware:
+    """The request's user changes jobs through the dashboard or the admin: the audit
+    trail (jobs.models.changes) records it so. API views say "api" themselves, once DRF
+    has authenticated the request (a token's user is unknown here)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            return self.get_response(request)
+        finally:
+            token = request.__dict__.pop("_jobs_actor_token", None)
+            if token is not None:
+                # A different context (an async hand-off) already dropped it.
+                with contextlib.suppress(ValueError):
+                    reset_actor(token)
+
+    def process_view(
+        self, request: HttpRequest, view_func: Callable, view_args: list, view_kwargs: dict
+    ) -> None:
+        channel = Channel.ADMIN if is_admin_view(view_func) else Channel.DASHBOARD
+        request._jobs_actor_token = set_actor(request.user, channel)  # type: ignore[attr-defined]

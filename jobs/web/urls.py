@@ -12,6 +12,11 @@ urlpatterns = [
     path("jobs/<uuid:job_id>/delete/", views.job_delete, name="job_delete"),
     path("jobs/<uuid:job_id>/run/", views.job_run, name="job_run"),
     path("jobs/<uuid:job_id>/toggle/", views.job_toggle, name="job_toggle"),
+    path(
+        "jobs/<uuid:job_id>/changes/<int:change_id>/restore/",
+        views.job_restore,
+        name="job_restore",
+    ),
     path("history/", views.history, name="history"),
     path("runs/<uuid:run_id>/", views.run_detail, name="run_detail"),
     path("runs/<uuid:run_id>/cancel/", views.run_cancel, name="run_cancel"),

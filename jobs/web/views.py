@@ -29,7 +29,8 @@ from django.views.decorators.vary import vary_on_headers
 
 from jobs import engine
 from jobs.access import ADD_JOB, CHANGE_JOB, DELETE_JOB, RUN_JOB, VIEW_JOB
-from jobs.models import Job, JobHistory
+from jobs.models import Job, JobChange, JobHistory
+from jobs.web import changes as job_changes
 from jobs.web import dashboard as dashboard_data
 from jobs.web.forms import HistoryFilterForm, JobFilterForm, JobForm
 from jobs.web.pagination import Cursor, run_page
@@ -120,7 +121,39 @@ def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
         size=JOB_RUNS_PER_PAGE,
     )
     context = {"section": "jobs", "job": job, "stats": job_run_stats(job), "runs": runs}
+    if not request.htmx:  # the live part polled by htmx holds no changes
+        context["changes"] = job_changes.change_page(
+            job, request.GET.get(job_changes.PAGE_PARAMETER), request.user
+        )
+        context["changes_parameter"] = job_changes.PAGE_PARAMETER
     return _fragment_or_page(request, "jobs/_job_live.html", "jobs/job_detail.html", context)
+
+
+@require_POST
+@needs(CHANGE_JOB)
+def job_restore(request: HttpRequest, job_id: uuid.UUID, change_id: int) -> HttpResponse:
+    """Put the job back as it was after one of its recorded changes."""
+    job = get_object_or_404(Job, pk=job_id)
+    version = get_object_or_404(JobChange, pk=change_id, job_id=job.pk)
+    if not version.restorable:
+        messages.error(request, _("This change has no version to restore."))
+        return redirect("job_detail", job_id=job.pk)
+    try:
+        restored = job.restore(version)
+    except ValidationError as exc:
+        messages.error(
+            request,
+            _("This version cannot be restored, nothing was changed: %(why)s")
+            % {"why": " ".join(exc.messages)},
+        )
+    else:
+        if restored:
+            messages.success(request, _("“%(name)s” restored.") % {"name": job.name})
+        else:
+            messages.info(
+                request, _("“%(name)s” is already as in that version.") % {"name": job.name}
+            )
+    return redirect("job_detail", job_id=job.pk)
 
 
 @require_http_methods(["GET", "POST"])

@@ -1,4 +1,5 @@
-"""`python manage.py prunehistory`: delete the runs the retention settings no longer keep."""
+"""`python manage.py prunehistory`: delete the runs and audit records the retention
+settings no longer keep."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from jobs.runtime import retention
 class Command(BaseCommand):
     help = (
         "Delete finished runs beyond JOBS_HISTORY_KEEP_PER_JOB per job or older than "
-        "JOBS_HISTORY_MAX_AGE_DAYS, a small batch per statement."
+        "JOBS_HISTORY_MAX_AGE_DAYS, and audit records older than JOBS_AUDIT_KEEP_DAYS, "
+        "a small batch per statement."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -23,21 +25,28 @@ class Command(BaseCommand):
             "--batch",
             type=int,
             default=retention.DEFAULT_BATCH,
-            help=f"runs per DELETE statement (default {retention.DEFAULT_BATCH})",
+            help=f"rows per DELETE statement (default {retention.DEFAULT_BATCH})",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not 1 <= options["batch"] <= 10_000:
             raise CommandError("--batch must be between 1 and 10,000")
         policy = retention.Policy.from_settings()
-        if not policy.enabled:
+        if not policy.prunes_runs:
             self.stdout.write(
                 "Retention is off (JOBS_HISTORY_KEEP_PER_JOB and JOBS_HISTORY_MAX_AGE_DAYS "
-                "are 0): nothing to do."
+                "are 0): no runs to delete."
             )
+        if not policy.enabled:
+            self.stdout.write("Audit records are kept forever (JOBS_AUDIT_KEEP_DAYS is 0).")
             return
-        count = retention.prune_history(
-            batch=options["batch"], dry_run=options["dry_run"], policy=policy
-        )
+        stats = retention.prune(batch=options["batch"], dry_run=options["dry_run"], policy=policy)
         verb = "would delete" if options["dry_run"] else "deleted"
-        self.stdout.write(f"{verb} {count} runs (keeping {policy})")
+        if policy.prunes_runs:
+            self.stdout.write(f"{verb} {stats.deleted} runs (keeping {policy})")
+        if policy.changes_max_age is not None:
+            self.stdout.write(
+                f"{verb} {stats.changes_deleted} audit records (keeping {policy.changes_text()})"
+            )
+        else:
+            self.stdout.write("Audit records are kept forever (JOBS_AUDIT_KEEP_DAYS is 0).")
