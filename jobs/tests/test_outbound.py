@@ -216,7 +216,7 @@ def listener(**options: object) -> Iterator[Listener]:
         with conn:
             conn.settimeout(5)
             try:
-                state.requests.append(conn.recv(65536))
+                state.requests.append(read_request(conn))
                 if not state.chunk:
                     conn.sendall(state.answer)
                     return
@@ -412,6 +412,23 @@ def self_signed(directory, name: str) -> tuple[str, str]:
     return cert, key
 
 
+def read_request(sock: socket.socket) -> bytes:
+    """The whole request, body included: closing with unread bytes would reset the
+    connection and lose the answer."""
+    request = b""
+    while b"\r\n\r\n" not in request and (chunk := sock.recv(65536)):
+        request += chunk
+    head, _, body = request.partition(b"\r\n\r\n")
+    lengths = [
+        int(line.partition(b":")[2])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    ]
+    while len(body) < sum(lengths) and (chunk := sock.recv(65536)):
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
 @contextmanager
 def tls_listener(cert: str, key: str) -> Iterator[dict]:
     """An HTTPS server on 127.0.0.1 answering one request; records the SNI name."""
@@ -426,12 +443,12 @@ def tls_listener(cert: str, key: str) -> Iterator[dict]:
     def serve() -> None:
         try:
             conn, _ = server.accept()
+            conn.settimeout(5)
             with context.wrap_socket(conn, server_side=True) as tls:
-                tls.settimeout(5)
-                seen["request"] = tls.recv(65536)
+                seen["request"] = read_request(tls)
                 tls.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-        except (OSError, ssl.SSLError):
-            pass  # the client refused the certificate
+        except (OSError, ssl.SSLError) as exc:
+            seen["error"] = exc  # the client refused the certificate
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
@@ -455,7 +472,7 @@ def test_https_checks_the_certificate_and_sends_sni_for_the_url_host(
     ):
         url = f"https://receiver.internal:{seen['port']}/hook"
         ok, code, error = alerts.post_webhook(url, PAYLOAD, context=trusted)
-    assert (ok, code, error) == (True, 200, "")
+    assert (ok, code, error) == (True, 200, ""), seen.get("error")
     assert seen["sni"] == "receiver.internal"
     assert f"Host: receiver.internal:{seen['port']}".encode() in seen["request"]
 
