@@ -74,3 +74,25 @@ def masked(field: str, value: Any) -> Any:
     if mask is None or value in (None, ""):
         return value
     return mask(str(value))
+
+
+# --- alert delivery attempts (jobs.models.NotificationAttempt) -------------------------
+
+
+def masked_target(channel: str, target: str) -> str:
+    """Where an attempt went, as a user who may not see secrets gets it: the addresses
+    counted, a webhook's origin (attempts store no more than that) with "/…"."""
+    if not target:
+        return ""
+    if channel == "email":  # NotificationChannel.EMAIL
+        return mask_emails(target)
+    return mask_url(target)
+
+
+def shown_target(user: Any, channel: str, target: str) -> str:
+    return target if may_see_secrets(user) else masked_target(channel, target)
+
+
+# What a failed attempt's answer was (HTTP code, error text): only for users who may see
+# secrets; to anyone else it would tell which internal ports answer ("sent" or "failed").
+ATTEMPT_DETAIL_FIELDS = ("response_code", "error")

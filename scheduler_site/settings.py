@@ -420,7 +420,8 @@ JOBS_METRICS_WINDOW_SECONDS = env_float(
     "JOBS_METRICS_WINDOW_SECONDS", 300.0, minimum=10.0, maximum=86400.0
 )
 
-# Alerts: tries per alert, the wait before the second (doubling after), the HTTP timeout.
+# Alerts: tries per alert, the wait before the second (doubling after), the total time
+# one webhook delivery may take.
 JOBS_ALERT_ATTEMPTS = env_int("JOBS_ALERT_ATTEMPTS", 3, minimum=1, maximum=10)
 JOBS_ALERT_BACKOFF_SECONDS = env_float(
     "JOBS_ALERT_BACKOFF_SECONDS", 1.0, minimum=0.0, maximum=3600.0
@@ -429,6 +430,8 @@ JOBS_ALERT_TIMEOUT_SECONDS = env_float(
     "JOBS_ALERT_TIMEOUT_SECONDS", 10.0, minimum=0.1, maximum=300.0
 )
 JOBS_ALERT_THREADS = env_int("JOBS_ALERT_THREADS", 2, minimum=1, maximum=32)
+# Webhook hosts (names or addresses) allowed although internal (jobs/outbound.py).
+JOBS_WEBHOOK_ALLOWED_HOSTS = env_list("JOBS_WEBHOOK_ALLOWED_HOSTS", [])
 # Where people open the site, for the links in alerts ("https://scheduler.example.com").
 JOBS_BASE_URL = env_str("JOBS_BASE_URL", "").rstrip("/")
 if JOBS_BASE_URL and not JOBS_BASE_URL.startswith(("http://", "https://")):

@@ -29,11 +29,23 @@ from jobs.admin.common import (
     time_column,
 )
 from jobs.admin.runs import RunJobFilter
+from jobs.masking import SECRET_JOB_FIELDS, masked, may_see_secrets
 from jobs.models import JOB_SEARCH_FIELDS, Job, JobHistory, JobState
 from jobs.web.widgets import TimeZoneSelect, mark_schedule_switch
 
 # Runs shown on a job's admin page; the rest are one link away.
 LATEST_RUNS_SHOWN = 20
+
+
+# Secret fields (jobs.masking) -> the read-only field showing them masked.
+MASKED_FIELDS = {name: f"masked_{name}" for name in SECRET_JOB_FIELDS}
+
+
+def _masked_fields(fields: Sequence) -> tuple:
+    return tuple(
+        _masked_fields(name) if isinstance(name, (list, tuple)) else MASKED_FIELDS.get(name, name)
+        for name in fields
+    )
 
 
 def runs_of_job_url(job: Job) -> str:
@@ -227,7 +239,20 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
     def get_fieldsets(self, request: HttpRequest, obj: Job | None = None) -> Sequence:
         if obj is None:
             return self.fieldsets
-        return (*self.fieldsets, self.status_fieldset)
+        fieldsets = (*self.fieldsets, self.status_fieldset)
+        if may_see_secrets(request.user):
+            return fieldsets
+        # The read-only page of a user who may not change jobs: masked (jobs.masking).
+        return tuple(
+            (title, {**options, "fields": _masked_fields(options["fields"])})
+            for title, options in fieldsets
+        )
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Job | None = None) -> Sequence:
+        readonly = tuple(super().get_readonly_fields(request, obj))
+        if obj is not None and not may_see_secrets(request.user):
+            readonly += tuple(MASKED_FIELDS.values())
+        return readonly
 
     def get_inlines(self, request: HttpRequest, obj: Job | None) -> Sequence:
         return self.inlines if obj is not None else ()
@@ -243,6 +268,14 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
     @admin.display(description=_("schedule"))
     def schedule(self, job: Job) -> str:
         return job.schedule_text
+
+    @admin.display(description=_("webhook URL"))
+    def masked_webhook_url(self, job: Job) -> str:
+        return masked("webhook_url", job.webhook_url)
+
+    @admin.display(description=_("alert e-mail addresses"))
+    def masked_notify_emails(self, job: Job) -> str:
+        return masked("notify_emails", job.notify_emails)
 
     @admin.display(description=_("state"), ordering="last_run_status")
     def state_badge(self, job: Job) -> SafeString:

@@ -3,7 +3,7 @@ and cancel. The history only grows, so nothing here costs in proportion to it.""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.contrib import admin
@@ -26,6 +26,7 @@ from jobs.admin.common import (
     run_status_badge,
     time_column,
 )
+from jobs.masking import ATTEMPT_DETAIL_FIELDS, masked_target, may_see_secrets
 from jobs.models import Job, JobHistory, NotificationAttempt
 
 # Retrying is a few queries per run; a select-all over the history must not run for minutes.
@@ -79,6 +80,23 @@ class NotificationAttemptInline(admin.TabularInline):
         "error",
     )
 
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Sequence[str]:
+        if may_see_secrets(request.user):
+            return self.fields
+        # Masked target, only the status (jobs.masking.ATTEMPT_DETAIL_FIELDS).
+        return tuple(
+            {"target": "shown_target"}.get(name, name)
+            for name in self.fields
+            if name not in ATTEMPT_DETAIL_FIELDS
+        )
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Sequence[str]:
+        return self.get_fields(request, obj)
+
+    @admin.display(description=_("sent to"))
+    def shown_target(self, attempt: NotificationAttempt) -> str:
+        return masked_target(attempt.channel, attempt.target)
+
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
@@ -86,7 +104,7 @@ class NotificationAttemptInline(admin.TabularInline):
         return False
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        # Whoever may see the run sees its alerts.
+        # Whoever may see the run sees its alerts (secrets masked, as above).
         return request.user.has_perm(VIEW_JOB)
 
 

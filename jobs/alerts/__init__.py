@@ -22,13 +22,9 @@ attempt it was); recovery alerts come once, on the first success after a failure
 
 from __future__ import annotations
 
-import http.client
-import json
 import logging
 import queue
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -36,10 +32,11 @@ from typing import Any
 
 from django.conf import settings
 from django.core.mail import send_mail
-from django.core.serializers.json import DjangoJSONEncoder
 from django.db import close_old_connections, connection, transaction
 
 from jobs import metrics
+from jobs.alerts.webhook import REFUSED, USER_AGENT, post_webhook
+from jobs.masking import url_origin
 from jobs.models import (
     Job,
     JobHistory,
@@ -51,13 +48,15 @@ from jobs.models import (
 )
 from jobs.runs import RunResult
 from jobs.sql.base import Operations
+from jobs.text import clean_remote, one_line
 
 logger = logging.getLogger(__name__)
 
 LOG_TAIL_CHARS = 2000
-ERROR_MAX_CHARS = 1000
+ERROR_MAX_CHARS = 500
 QUEUE_SIZE = 10_000
-USER_AGENT = "django-job-scheduler-alerts/1"
+
+__all__ = ["REFUSED", "USER_AGENT", "post_webhook"]  # re-exported: jobs.alerts.webhook sends
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,38 +235,43 @@ def deliver(notice: Notice, *, wait: Callable[[float], Any] | None = None) -> li
     if run is None:
         return []  # deleted meanwhile, with its job
     job = run.job
-    channels: list[tuple[str, str]] = []
+    # (channel, where to send, what the attempt records: no user, password, path or
+    # query of a webhook URL, which often hold its credential).
+    channels: list[tuple[str, str, str]] = []
     if job.webhook_url:
-        channels.append((NotificationChannel.WEBHOOK, job.webhook_url))
+        channels.append((NotificationChannel.WEBHOOK, job.webhook_url, url_origin(job.webhook_url)))
     if job.notify_email_list:
-        channels.append((NotificationChannel.EMAIL, ", ".join(job.notify_email_list)))
+        addresses = ", ".join(job.notify_email_list)
+        channels.append((NotificationChannel.EMAIL, addresses, addresses))
     payload = build_payload(run, notice.kind)
     attempts = int(settings.JOBS_ALERT_ATTEMPTS)
     backoff = float(settings.JOBS_ALERT_BACKOFF_SECONDS)
     wait = wait or threading.Event().wait
     outcomes = []
-    for channel, target in channels:
+    for channel, target, recorded in channels:
         outcome = NotificationStatus.FAILED
         for attempt in range(1, attempts + 1):
             if channel == NotificationChannel.WEBHOOK:
                 ok, code, error = post_webhook(target, payload)
             else:
                 ok, code, error = send_email(job.notify_email_list, payload)
+            # A remote server's words: one printable line, bounded (jobs/text.py).
+            error = clean_remote(error, ERROR_MAX_CHARS)
             NotificationAttempt.objects.create(
                 run=run,
                 kind=notice.kind,
                 channel=channel,
-                target=target,
+                target=recorded,
                 attempt=attempt,
                 status=NotificationStatus.SENT if ok else NotificationStatus.FAILED,
                 response_code=code,
-                error=error[:ERROR_MAX_CHARS],
+                error=error,
             )
             if ok:
                 outcome = NotificationStatus.SENT
                 break
             logger.warning(
-                "alert %s for run %s by %s, attempt %d/%d failed: %s",
+                "alert %s for run %s by %s, attempt %d/%d failed: %r",
                 notice.kind,
                 run.pk,
                 channel,
@@ -275,6 +279,8 @@ def deliver(notice: Notice, *, wait: Callable[[float], Any] | None = None) -> li
                 attempts,
                 error,
             )
+            if error.startswith(REFUSED):
+                break  # the address rules (jobs/outbound.py) will not change their mind
             if attempt < attempts and wait(backoff * 2 ** (attempt - 1)):
                 break  # shutting down
         metrics.count_alert(channel, outcome)
@@ -308,43 +314,12 @@ def build_payload(run: JobHistory, kind: str) -> dict[str, Any]:
     }
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    # A redirect would turn the POST into a GET (or resend it elsewhere): report it.
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-_opener = urllib.request.build_opener(_NoRedirects)
-
-
-def post_webhook(url: str, payload: dict[str, Any]) -> tuple[bool, int | None, str]:
-    """POST the payload as JSON. Returns (delivered, HTTP status, error text)."""
-    body = json.dumps(payload, cls=DjangoJSONEncoder).encode()
-    request = urllib.request.Request(
-        url,
-        data=body,
-        method="POST",
-        headers={"Content-Type": "application/json", "User-Agent": USER_AGENT},
-    )
-    timeout = float(settings.JOBS_ALERT_TIMEOUT_SECONDS)
-    try:
-        with _opener.open(request, timeout=timeout) as response:
-            code = response.status
-    except urllib.error.HTTPError as exc:
-        return False, exc.code, f"HTTP {exc.code} {exc.reason}"
-    except (OSError, ValueError, http.client.HTTPException) as exc:
-        # Refused, timed out, DNS, TLS, a malformed answer...
-        return False, None, f"{type(exc).__name__}: {exc}"
-    if 200 <= code < 300:
-        return True, code, ""
-    return False, code, f"HTTP {code}"
-
-
 def send_email(recipients: list[str], payload: dict[str, Any]) -> tuple[bool, int | None, str]:
     """Send the alert through Django's mail settings (EMAIL_*)."""
     job, run = payload["job"], payload["run"]
     verb = "failed" if payload["event"] == NotificationKind.FAILURE else "recovered"
-    subject = f"[scheduler] {job['name']} {verb}"
+    # One line whatever the name holds (a header cannot be split by it).
+    subject = one_line(f"[scheduler] {job['name']} {verb}")
     lines = [
         f"Job: {job['name']} ({job['id']})",
         f"Command: {job['command']}",
@@ -358,7 +333,7 @@ def send_email(recipients: list[str], payload: dict[str, Any]) -> tuple[bool, in
         payload["log_tail"],
     ]
     try:
-        send_mail(subject.replace("\n", " ")[:200], "\n".join(lines), None, recipients)
+        send_mail(subject, "\n".join(lines), None, recipients)
     except Exception as exc:
         # smtplib's errors, socket errors, a backend's own: all are a failed attempt.
         return False, None, f"{type(exc).__name__}: {exc}"

@@ -12,8 +12,15 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.settings import api_settings
 
-from jobs.masking import masked, may_see_secrets
+from jobs.masking import (
+    ATTEMPT_DETAIL_FIELDS,
+    SECRET_JOB_FIELDS,
+    masked,
+    may_see_secrets,
+    shown_target,
+)
 from jobs.models import (
+    WEBHOOK_URL_MAX_LENGTH,
     Job,
     JobChange,
     JobHistory,
@@ -37,6 +44,26 @@ def field_errors(exc: DjangoValidationError) -> dict[str, list[str]] | list[str]
 
 
 class JobSerializer(serializers.ModelSerializer):
+    # Strings, not URIs: what a user who may not change jobs reads is masked
+    # ("https://hooks.example.com/…"). Job.full_clean() still refuses what is no URL.
+    webhook_url = serializers.CharField(
+        max_length=WEBHOOK_URL_MAX_LENGTH,
+        required=False,
+        allow_blank=True,
+        help_text=(
+            "Alerts are POSTed here as JSON. Read as scheme://host/… by users who may "
+            "not change jobs."
+        ),
+    )
+    notify_emails = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        style={"base_template": "textarea.html"},
+        help_text=(
+            "Separated by commas or new lines. Read as the number of addresses by users "
+            "who may not change jobs."
+        ),
+    )
     state = serializers.ChoiceField(
         choices=JobState.choices,
         read_only=True,
@@ -95,7 +122,22 @@ class JobSerializer(serializers.ModelSerializer):
             "updated_at",
         ]
 
+    def to_representation(self, instance: Job) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        if not may_see_secrets(_user(self)):
+            for name in SECRET_JOB_FIELDS:
+                if name in data:
+                    data[name] = masked(name, data[name])
+        return data
+
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # A masked value sent back as it was read ("https://host/…") is not a new URL:
+        # the stored one stays.
+        if self.instance is not None:
+            for name in SECRET_JOB_FIELDS:
+                stored = getattr(self.instance, name)
+                if name in attrs and attrs[name] != stored and attrs[name] == masked(name, stored):
+                    del attrs[name]
         # Build the job as it would be saved and let the model judge it. A copy, so a
         # rejected update leaves the loaded instance untouched.
         job = copy.copy(self.instance) if self.instance is not None else Job()
@@ -105,10 +147,30 @@ class JobSerializer(serializers.ModelSerializer):
             job.full_clean()
         except DjangoValidationError as exc:
             raise serializers.ValidationError(field_errors(exc)) from None
+        if "command" in attrs:
+            attrs["command"] = job.command  # as Job.clean() left it: CR LF as LF
         return attrs
 
 
+def _user(serializer: serializers.BaseSerializer) -> Any:
+    """The request's user; None (who sees secrets masked) without a request."""
+    request = serializer.context.get("request")
+    return getattr(request, "user", None)
+
+
 class NotificationAttemptSerializer(serializers.ModelSerializer):
+    """One delivery try. Users who may not see secrets get the target masked, and only
+    the status: no HTTP code, no error text (jobs.masking)."""
+
+    def to_representation(self, instance: NotificationAttempt) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        user = _user(self)
+        data["target"] = shown_target(user, instance.channel, instance.target)
+        if not may_see_secrets(user):
+            for name in ATTEMPT_DETAIL_FIELDS:
+                data[name] = None if name == "response_code" else ""
+        return data
+
     class Meta:
         model = NotificationAttempt
         fields = [

@@ -20,7 +20,7 @@ from django.utils.formats import date_format
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext, pgettext
 
-from jobs import schedules
+from jobs import schedules, text
 from jobs.cron_text import describe_cron
 from jobs.models import changes, job_rules
 from jobs.models.choices import (
@@ -413,9 +413,19 @@ class Job(models.Model):
         live in one place.
         """
         super().clean()
-        errors = job_rules.job_errors(self, schedule_changed=self._schedule_changed)
+        # A browser sends a textarea's line breaks as CR LF; a lone CR is refused.
+        self.command = text.normalize_newlines(self.command)
+        errors = job_rules.job_errors(
+            self, schedule_changed=self._schedule_changed, webhook_changed=self._webhook_changed
+        )
         if errors:
             raise ValidationError(errors)
+
+    def _webhook_changed(self) -> bool:
+        if self._state.adding or not self.webhook_url:
+            return True
+        stored = type(self).objects.filter(pk=self.pk).values_list("webhook_url", flat=True)
+        return stored.first() != self.webhook_url
 
     @property
     def notify_email_list(self) -> list[str]:

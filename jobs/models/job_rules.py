@@ -19,7 +19,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from jobs import conf, schedules
+from jobs import conf, outbound, schedules, text
 from jobs.models.choices import (
     CRON_FIELD_NAMES,
     MAX_NOTIFY_EMAILS,
@@ -42,17 +42,45 @@ def email_list(text: str) -> list[str]:
     return [part for part in re.split(r"[,;\s]+", text or "") if part]
 
 
-def job_errors(job: JobModel, *, schedule_changed: Callable[[], bool]) -> dict[str, str]:
+def job_errors(
+    job: JobModel,
+    *,
+    schedule_changed: Callable[[], bool],
+    webhook_changed: Callable[[], bool] = lambda: True,
+) -> dict[str, str]:
     """Every rule's message for `job`; empty when it is valid.
 
     `schedule_changed()`: whether the schedule differs from the stored one (it may cost
     a query, so it is asked only when needed). A one-off time in the past is refused only
-    then, so a job that already ran can still be renamed.
+    then, so a job that already ran can still be renamed. `webhook_changed()`: the same
+    for the webhook URL, whose host is looked up (DNS) only when it is new.
     """
     errors = schedule_errors(job, schedule_changed=schedule_changed)
     errors.update(timeout_errors(job))
     errors.update(simulation_errors(job))
-    errors.update(alert_errors(job))
+    errors.update(alert_errors(job, webhook_changed=webhook_changed))
+    errors.update(text_errors(job))  # last: the clearest message for such a field
+    return errors
+
+
+def text_errors(job: JobModel) -> dict[str, str]:
+    """No control characters or text-direction overrides (jobs/text.py) in the fields
+    people read in lists, logs, terminals and alert mails; a command keeps its tabs and
+    line breaks."""
+    errors: dict[str, str] = {}
+    for name in ("name", "cron_expression"):
+        char = text.forbidden_character(getattr(job, name))
+        if char is not None:
+            errors[name] = _(
+                "Remove the invisible character %(char)s: control characters and "
+                "text-direction overrides are not allowed here."
+            ) % {"char": text.code_point(char)}
+    char = text.forbidden_character(job.command, allowed=text.MULTILINE)
+    if char is not None:
+        errors["command"] = _(
+            "Remove the invisible character %(char)s: a command may hold tabs and line "
+            "breaks, but no other control characters and no text-direction overrides."
+        ) % {"char": text.code_point(char)}
     return errors
 
 
@@ -160,10 +188,14 @@ def simulation_errors(job: JobModel) -> dict[str, str]:
     return errors
 
 
-def alert_errors(job: JobModel) -> dict[str, str]:
+def alert_errors(
+    job: JobModel, *, webhook_changed: Callable[[], bool] = lambda: True
+) -> dict[str, str]:
     errors: dict[str, str] = {}
-    if job.webhook_url and urlsplit(job.webhook_url).scheme.lower() not in ("http", "https"):
+    if job.webhook_url and url_scheme(job.webhook_url) not in ("http", "https"):
         errors["webhook_url"] = _("The webhook URL must start with http:// or https://.")
+    elif job.webhook_url and webhook_changed() and (message := webhook_host_error(job)):
+        errors["webhook_url"] = message
     addresses = email_list(job.notify_emails)
     if len(addresses) > MAX_NOTIFY_EMAILS:
         errors["notify_emails"] = _("At most %(n)d addresses.") % {"n": MAX_NOTIFY_EMAILS}
@@ -179,6 +211,33 @@ def alert_errors(job: JobModel) -> dict[str, str]:
     if wants_alerts and not job.webhook_url and not addresses and "webhook_url" not in errors:
         errors["webhook_url"] = _("Give a webhook URL or e-mail addresses to send the alerts to.")
     return errors
+
+
+def url_scheme(url: str) -> str:
+    try:
+        return urlsplit(url).scheme.lower()
+    except ValueError:  # "http://[::1": URLField's own message says it is not a URL
+        return ""
+
+
+def webhook_host_error(job: JobModel) -> str | None:
+    """The address rules of jobs/outbound.py: no loopback, private, link-local, ...
+    host. A name that does not resolve now passes; the sender checks again."""
+    try:
+        parts = urlsplit(job.webhook_url)
+        host, port = parts.hostname or "", parts.port
+    except ValueError:
+        return None  # URLField's own message says it is not a URL
+    if not host:
+        return None
+    port = port or (443 if parts.scheme.lower() == "https" else 80)
+    reason = outbound.check_for_validation(host, port)
+    if reason is None:
+        return None
+    return _(
+        "Alerts may only go to public addresses, and %(reason)s. An internal alert "
+        "receiver can be allowed with JOBS_WEBHOOK_ALLOWED_HOSTS."
+    ) % {"reason": reason}
 
 
 def job_constraints() -> list[models.BaseConstraint]:

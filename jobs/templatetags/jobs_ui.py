@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from django import template
 from django.contrib.humanize.templatetags.humanize import naturaltime
@@ -10,6 +11,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
 
+from jobs.masking import masked, may_see_secrets, shown_target
 from jobs.models import JobState, RunStatus
 
 register = template.Library()
@@ -93,3 +95,34 @@ def duration(value: timedelta | None) -> str:
     if whole < 86400:
         return _("%(h)d h %(m)02d min") % {"h": whole // 3600, "m": whole % 3600 // 60}
     return _("%(d)d d %(h)d h") % {"d": whole // 86400, "h": whole % 86400 // 3600}
+
+
+# --- secrets (jobs.masking): whole for users who may change jobs, masked for the others --
+
+
+def _user(context: template.Context) -> Any:
+    request = context.get("request")
+    return getattr(request, "user", None)
+
+
+@register.simple_tag(takes_context=True)
+def job_secret(context: template.Context, job: Any, field: str) -> str:
+    """{% job_secret job "webhook_url" %}"""
+    value = getattr(job, field)
+    return value if may_see_secrets(_user(context)) else masked(field, value)
+
+
+@register.simple_tag(takes_context=True)
+def attempt_target(context: template.Context, attempt: Any) -> str:
+    return shown_target(_user(context), attempt.channel, attempt.target)
+
+
+@register.simple_tag(takes_context=True)
+def attempt_outcome(context: template.Context, attempt: Any) -> str:
+    """ "failed (HTTP code): error" for users who may see secrets; else sent or failed."""
+    outcome = attempt.get_status_display()
+    if not may_see_secrets(_user(context)):
+        return outcome
+    if attempt.response_code:
+        outcome = f"{outcome} ({attempt.response_code})"
+    return f"{outcome}: {attempt.error}" if attempt.error else outcome

@@ -29,6 +29,13 @@ from jobs.tests.factories import make_job
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def local_hooks(settings):
+    """The webhook servers of these tests listen on 127.0.0.1, which the address rules
+    refuse (jobs/outbound.py) unless it is listed as an allowed internal receiver."""
+    settings.JOBS_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
+
+
 class Waits:
     """Stands in for the dispatcher's backoff sleep: records it, returns at once."""
 

@@ -1,0 +1,214 @@
+"""Sending one webhook: to a vetted address, within one deadline, nothing else.
+
+- The host is resolved once and every address is checked (jobs/outbound.py); the
+  connection goes to the checked address itself, never to a second lookup, so a name
+  that changes its answer (DNS rebinding) cannot send the request elsewhere. The Host
+  header, and for https the SNI name and the certificate check, are the URL's host.
+- JOBS_ALERT_TIMEOUT_SECONDS bounds the whole delivery (connecting, TLS, sending, the
+  status line and headers): a timer shuts the socket when it passes, so a server that
+  trickles its answer a byte at a time is cut off too.
+- No redirects are followed and no response body is read; HTTP_PROXY / HTTPS_PROXY in
+  the environment are not used (http.client never reads them).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import http.client
+import json
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+from urllib.parse import unquote, urlsplit
+
+from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
+
+from jobs import outbound
+from jobs.text import clean_remote
+
+USER_AGENT = "django-job-scheduler-alerts/1"
+
+T = TypeVar("T")
+# How the error text of a delivery the address rules refused begins (not retried).
+REFUSED = "refused: "
+
+
+class Deadline:
+    """A total time limit for one delivery: shuts every socket it watches when it passes."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.ends = time.monotonic() + seconds
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+    def remaining(self) -> float:
+        left = self.ends - time.monotonic()
+        if left <= 0 or self.expired:
+            raise TimeoutError("deadline passed")
+        return left
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            if self.expired:
+                _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    # shutdown() wakes a thread blocked reading the socket (close() would not); the plain
+    # socket's, also for a TLS socket, whose own shutdown() would first talk TLS.
+    with contextlib.suppress(OSError):  # not connected yet, or already closed
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+class PinnedHTTPConnection(http.client.HTTPConnection):
+    """An HTTP connection to vetted addresses (not to a fresh lookup of self.host)."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int | None,
+        *,
+        destinations: list[outbound.Destination],
+        deadline: Deadline,
+    ) -> None:
+        super().__init__(host, port, timeout=deadline.remaining())
+        self.destinations = destinations
+        self.deadline = deadline
+
+    def open_socket(self) -> socket.socket:
+        error: OSError = OSError(f"no address to connect to for {self.host}")
+        for destination in self.destinations:
+            sock = socket.socket(destination.family, destination.type, destination.proto)
+            self.deadline.watch(sock)
+            try:
+                sock.settimeout(self.deadline.remaining())
+                sock.connect(destination.sockaddr)
+            except OSError as exc:
+                sock.close()
+                error = exc
+                if isinstance(exc, TimeoutError) or self.deadline.expired:
+                    break
+                continue
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            return sock
+        raise error
+
+    def connect(self) -> None:
+        self.sock = self.open_socket()
+
+
+class PinnedHTTPSConnection(PinnedHTTPConnection):
+    default_port = http.client.HTTPS_PORT
+
+    def __init__(self, *args: Any, context: ssl.SSLContext | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.context = context or ssl.create_default_context()
+
+    def connect(self) -> None:
+        sock = self.open_socket()
+        # SNI and the certificate check are for the URL's host, not the address.
+        tls = self.context.wrap_socket(sock, server_hostname=self.host)
+        self.deadline.watch(tls)
+        tls.settimeout(self.deadline.remaining())
+        self.sock = tls
+
+
+def within(deadline: Deadline, function: Callable[..., T], *args: Any) -> T:
+    """`function(*args)` in a helper thread, given up on when the deadline passes: the
+    system resolver (getaddrinfo) has no timeout of its own to set."""
+    outcome: dict[str, Any] = {}
+
+    def call() -> None:
+        try:
+            outcome["value"] = function(*args)
+        except BaseException as exc:  # handed to the caller
+            outcome["error"] = exc
+
+    helper = threading.Thread(target=call, name="alerts-resolve", daemon=True)
+    helper.start()
+    helper.join(deadline.remaining())
+    if helper.is_alive():
+        raise TimeoutError("name lookup did not finish in time")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def post_webhook(
+    url: str, payload: dict[str, Any], *, context: ssl.SSLContext | None = None
+) -> tuple[bool, int | None, str]:
+    """POST the payload as JSON. Returns (delivered, HTTP status, error text); the error
+    text is cleaned (jobs.text.clean_remote) and names no credential or path."""
+    body = json.dumps(payload, cls=DjangoJSONEncoder).encode()
+    timeout = float(settings.JOBS_ALERT_TIMEOUT_SECONDS)
+    try:
+        parts = urlsplit(url)
+        scheme, host, port = parts.scheme.lower(), parts.hostname or "", parts.port
+    except ValueError:
+        return False, None, REFUSED + "not a valid URL"
+    if scheme not in ("http", "https") or not host:
+        return False, None, REFUSED + "only http:// and https:// URLs with a host"
+    port = port or (443 if scheme == "https" else 80)
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        "Connection": "close",
+    }
+    if parts.username is not None:
+        credentials = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        headers["Authorization"] = "Basic " + base64.b64encode(credentials.encode()).decode()
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    connection: PinnedHTTPConnection | None = None
+    with Deadline(timeout) as deadline:
+        try:
+            destinations = within(deadline, outbound.vetted, host, port)
+            if scheme == "https":
+                connection = PinnedHTTPSConnection(
+                    host, port, destinations=destinations, deadline=deadline, context=context
+                )
+            else:
+                connection = PinnedHTTPConnection(
+                    host, port, destinations=destinations, deadline=deadline
+                )
+            connection.request("POST", path, body=body, headers=headers)
+            response = connection.getresponse()  # the status line and headers, no body
+            code, reason = response.status, response.reason
+        except outbound.Refused as exc:
+            return False, None, REFUSED + clean_remote(str(exc))
+        except http.client.InvalidURL:
+            # Its message quotes the path, which may hold the hook's credential.
+            return False, None, REFUSED + "the URL's path or host is not valid"
+        except (OSError, ValueError, http.client.HTTPException) as exc:
+            # Refused, timed out, DNS, TLS, a malformed answer...
+            if deadline.expired or isinstance(exc, TimeoutError):
+                return False, None, f"timed out: no answer within {timeout:g} s"
+            return False, None, clean_remote(f"{type(exc).__name__}: {exc}")
+        finally:
+            if connection is not None:
+                connection.close()
+    if 200 <= code < 300:
+        return True, code, ""
+    return False, code, clean_remote(f"HTTP {code} {reason}")

@@ -1,0 +1,70 @@
+"""Text that is safe to store, show and put in a header: the few rules, in one place.
+
+Control characters (Unicode category Cc: NUL, CR, ESC, ...) and the bidirectional
+overrides and isolates (U+202A-U+202E, U+2066-U+2069) make text lie about itself: a
+carriage return rewrites a terminal line or splits a mail header, an ANSI escape
+recolours a log, a right-to-left override shows "exe.txt" for "txt.exe". Job fields
+refuse them (jobs.models.job_rules); text from elsewhere (a remote server's error) is
+cleaned with `clean_remote()` before it is stored or logged.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+# The line breaks of a multi-line command.
+MULTILINE = "\t\n"
+
+REMOTE_TEXT_MAX_CHARS = 500
+ONE_LINE_MAX_CHARS = 200
+
+# ESC sequences: CSI ("ESC [ ... final"), OSC ("ESC ] ... BEL" or "ESC ] ... ESC \"),
+# and the two-character ones ("ESC c", "ESC (B", ...).
+_ANSI_ESCAPE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[ -/]*[0-~]"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+)
+
+
+def is_forbidden(char: str) -> bool:
+    return char in BIDI_CONTROLS or unicodedata.category(char) == "Cc"
+
+
+def forbidden_character(text: str, allowed: str = "") -> str | None:
+    """The first control character or bidi override in `text` not in `allowed`, or None."""
+    for char in text or "":
+        if char not in allowed and is_forbidden(char):
+            return char
+    return None
+
+
+def code_point(char: str) -> str:
+    """ "\\r" -> "U+000D": how a message names an invisible character."""
+    return f"U+{ord(char):04X}"
+
+
+def normalize_newlines(text: str) -> str:
+    """CR LF (what browsers send for a textarea's line breaks) as LF."""
+    return text.replace("\r\n", "\n") if text else text
+
+
+def one_line(text: str, limit: int = ONE_LINE_MAX_CHARS) -> str:
+    """The text as one line, for a mail subject: every run of white space, line breaks
+    included (CR, LF, VT, FF, U+0085, U+2028, ...), becomes one space; other control
+    characters and bidi overrides are dropped."""
+    words = " ".join((text or "").split())
+    return "".join(char for char in words if not is_forbidden(char))[:limit]
+
+
+def clean_remote(text: str, limit: int = REMOTE_TEXT_MAX_CHARS) -> str:
+    """Text a remote server chose (an HTTP reason phrase, an exception's message) as
+    one printable line: ANSI escapes removed, other non-printable characters shown as
+    spaces, white space collapsed, at most `limit` characters."""
+    text = _ANSI_ESCAPE.sub("", str(text or ""))
+    printable = "".join(char if char.isprintable() else " " for char in text)
+    line = " ".join(printable.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
