@@ -30,6 +30,7 @@ from jobs.models import (
 )
 from jobs.models import run as run_models
 from jobs.tests.factories import NOW
+from jobs.tests.forms import admin_form
 
 JOBS_URL = "admin:jobs_job_changelist"
 RUNS_URL = "admin:jobs_jobhistory_changelist"
@@ -104,28 +105,7 @@ def run_action(client: Client, url_name: str, action: str, objects: list[Any]):
 
 def job_form_data(**fields: Any) -> dict[str, Any]:
     """What the admin's job form posts for a valid every-10-minutes job."""
-    data: dict[str, Any] = {
-        "name": "report",
-        "description": "",
-        "command": "report.sh",
-        "is_active": "on",
-        "schedule_type": ScheduleType.INTERVAL,
-        "scheduled_at_0": "",
-        "scheduled_at_1": "",
-        "interval": "10",
-        "interval_unit": "minute",
-        "misfire_policy": "coalesce",
-        "overlap_policy": "allow",
-        "max_retries": "0",
-        "retry_backoff_seconds": "10",
-        # The change page's read-only inline of runs posts an empty management form.
-        "runs-TOTAL_FORMS": "0",
-        "runs-INITIAL_FORMS": "0",
-        "runs-MIN_NUM_FORMS": "0",
-        "runs-MAX_NUM_FORMS": "0",
-    }
-    data.update(fields)
-    return data
+    return admin_form(**fields)
 
 
 # --- every page opens --------------------------------------------------------------------

@@ -23,6 +23,7 @@ from jobs.alerts import InlineDispatcher
 from jobs.models import Job, NotificationAttempt
 from jobs.tests.api_helpers import finish_run, token_client, webhook_server
 from jobs.tests.factories import make_job
+from jobs.tests.forms import admin_form
 
 pytestmark = pytest.mark.django_db
 
@@ -132,24 +133,13 @@ def test_the_api_answers_400_at_the_webhook_url(api, url):
 def test_the_admin_shows_the_refusal_at_the_field(client, superuser):
     client.force_login(superuser)
     job = make_job(name="reports")
-    form = {
-        "name": "reports",
-        "description": "",
-        "command": job.command,
-        "is_active": "on",
-        "schedule_type": "interval",
-        "interval": "10",
-        "interval_unit": "minute",
-        "misfire_policy": "coalesce",
-        "overlap_policy": "allow",
-        "max_retries": "0",
-        "retry_backoff_seconds": "10",
-        "notify_on_failure": "on",
-        "webhook_url": "http://169.254.169.254/latest/meta-data/",
-        "notify_emails": "",
-        "runs-TOTAL_FORMS": "0",
-        "runs-INITIAL_FORMS": "0",
-    }
+    form = admin_form(
+        name="reports",
+        command=job.command,
+        notify_on_failure="on",
+        webhook_url="http://169.254.169.254/latest/meta-data/",
+        notify_emails="",
+    )
     page = client.post(f"/admin/jobs/job/{job.pk}/change/", form)
     assert page.status_code == 200
     assert "Alerts may only go to public addresses" in page.text

@@ -20,23 +20,11 @@ from jobs.access import GROUPS, JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS
 from jobs.models import Job, JobHistory, RunStatus
 from jobs.tests.api_helpers import token_client
 from jobs.tests.factories import make_job, make_run, make_user
+from jobs.tests.forms import admin_form, dashboard_form
 
 pytestmark = pytest.mark.django_db
 
-FORM = {
-    "name": "nightly backup",
-    "description": "",
-    "command": "backup --all",
-    "schedule_type": "interval",
-    "scheduled_at": "",
-    "interval": "10",
-    "interval_unit": "minute",
-    "misfire_policy": "coalesce",
-    "overlap_policy": "allow",
-    "max_retries": "0",
-    "retry_backoff_seconds": "10",
-    "is_active": "on",
-}
+FORM = dashboard_form()
 
 
 def signed_in(user: Any) -> Client:
@@ -204,7 +192,8 @@ def test_api_reads_need_view_job() -> None:
     run = make_run(job)
     nobody = token_client(make_user("nobody"))
     viewer = token_client(make_user("viewer", JOB_VIEWERS))
-    for url in (API, f"{API}{job.pk}/", f"{API}{job.pk}/runs/", "/api/v1/runs/"):
+    reads = (API, f"{API}{job.pk}/", f"{API}{job.pk}/runs/", f"{API}{job.pk}/changes/")
+    for url in (*reads, "/api/v1/runs/"):
         refused = nobody.get(url)
         assert refused.status_code == 403, url
         assert "jobs.view_job" in refused.json()["detail"]
@@ -293,7 +282,7 @@ def test_admin_actions_without_the_permission_change_nothing() -> None:
     operator.post(reverse(JOBS_ADMIN), {"action": "delete_selected", **selected, "post": "yes"})
     assert job_state(job) == ("backup", "echo hello", True, 0)
     change = reverse("admin:jobs_job_change", args=[job.pk])
-    assert viewer.post(change, {**FORM, "name": "renamed"}).status_code == 403
+    assert viewer.post(change, admin_form(name="renamed")).status_code == 403
     assert job_state(job)[0] == "backup"
 
     operator.post(reverse(JOBS_ADMIN), {"action": "run_now", **selected})

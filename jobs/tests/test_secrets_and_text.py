@@ -14,6 +14,7 @@ from jobs.alerts import InlineDispatcher
 from jobs.models import Job, NotificationAttempt
 from jobs.tests.api_helpers import finish_run, token_client
 from jobs.tests.factories import make_job
+from jobs.tests.forms import dashboard_form
 
 pytestmark = pytest.mark.django_db
 
@@ -44,20 +45,8 @@ def signed_in(user) -> Client:  # type: ignore[no-untyped-def]
 
 
 def form(**overrides: str) -> dict[str, str]:
-    return {
-        "name": "nightly backup",
-        "description": "",
-        "command": "backup --all",
-        "schedule_type": "cron",
-        "cron_expression": "30 2 * * *",
-        "timezone": "",
-        "misfire_policy": "coalesce",
-        "overlap_policy": "allow",
-        "max_retries": "0",
-        "retry_backoff_seconds": "10",
-        "is_active": "on",
-        **overrides,
-    }
+    cron = {"schedule_type": "cron", "cron_expression": "30 2 * * *", "timezone": ""}
+    return dashboard_form(**{**cron, "interval": "", **overrides})
 
 
 # --- clean text ----------------------------------------------------------------------------
