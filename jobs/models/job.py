@@ -424,8 +424,9 @@ class Job(models.Model):
     def _webhook_changed(self) -> bool:
         if self._state.adding or not self.webhook_url:
             return True
-        stored = type(self).objects.filter(pk=self.pk).values_list("webhook_url", flat=True)
-        return stored.first() != self.webhook_url
+        # As loaded (the audit trail's copy), so an edit costs no extra query.
+        loaded = self._values_as_loaded() or {}
+        return loaded.get("webhook_url") != self.webhook_url
 
     @property
     def notify_email_list(self) -> list[str]:
