@@ -17,8 +17,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from jobs.access import VIEW_JOB
-from jobs.admin.common import LeanListMixin, time_column
+from jobs.admin.common import LeanListMixin, RecordedByCodeMixin, time_column
 from jobs.masking import may_see_secrets
 from jobs.models import Job, JobChange
 from jobs.web.changes import field_changes
@@ -55,7 +54,7 @@ class ChangeJobFilter(admin.SimpleListFilter):
 
 
 @admin.register(JobChange)
-class JobChangeAdmin(LeanListMixin, admin.ModelAdmin):
+class JobChangeAdmin(RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
     list_display = ("created", "job_name", "action", "channel", "username", "fields_changed")
     list_display_links = ("created",)
     list_filter = ("action", "channel", ChangeJobFilter)
@@ -75,20 +74,6 @@ class JobChangeAdmin(LeanListMixin, admin.ModelAdmin):
 
     class Media:
         css = {"all": ("jobs/admin.css",)}
-
-    # Recorded by the code only: nobody adds or edits a record; superusers may delete.
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: JobChange | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: JobChange | None = None) -> bool:
-        return request.user.is_superuser
-
-    def has_view_permission(self, request: HttpRequest, obj: JobChange | None = None) -> bool:
-        # Whoever may see jobs sees what was done to them.
-        return request.user.has_perm(VIEW_JOB)
 
     def get_object(
         self, request: HttpRequest, object_id: str, from_field: str | None = None

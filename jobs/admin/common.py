@@ -24,6 +24,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from jobs.access import VIEW_JOB
 from jobs.models import RUN_COUNT_CAP, Job, JobHistory, JobHistoryQuerySet, capped_count
 
 StrOrPromise = str | Promise
@@ -181,6 +182,23 @@ class BulkAction:
         items = self.refused if items is None else items
         if items:
             self.say(message % {"count": len(items), "why": describe_failures(items)}, level)
+
+
+class RecordedByCodeMixin:
+    """A table only the code writes (runs, the audit trail): nobody adds or edits a row
+    here, superusers may delete one, and whoever may see jobs (jobs.view_job) sees it."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.has_perm(VIEW_JOB)
 
 
 class LeanListMixin:

@@ -22,6 +22,7 @@ from jobs.admin.common import (
     BulkAction,
     CappedCountPaginator,
     LeanListMixin,
+    RecordedByCodeMixin,
     format_duration,
     run_status_badge,
     time_column,
@@ -109,7 +110,7 @@ class NotificationAttemptInline(admin.TabularInline):
 
 
 @admin.register(JobHistory)
-class JobHistoryAdmin(LeanListMixin, admin.ModelAdmin):
+class JobHistoryAdmin(RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
     list_display = (
         "job_link",
         "scheduled",
@@ -159,20 +160,6 @@ class JobHistoryAdmin(LeanListMixin, admin.ModelAdmin):
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[BoundedDateChangeList]:
         # A year the date hierarchy cannot filter by is a bad filter, not a 500.
         return BoundedDateChangeList
-
-    # Runs are written by the engine only: view here, delete for superusers.
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: JobHistory | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: JobHistory | None = None) -> bool:
-        return request.user.is_superuser
-
-    def has_view_permission(self, request: HttpRequest, obj: JobHistory | None = None) -> bool:
-        # Runs are part of their job: jobs.view_job shows both, on every screen and the API.
-        return request.user.has_perm(VIEW_JOB)
 
     def has_retry_permission(self, request: HttpRequest) -> bool:
         # A retry queues a run, like "run now" on the job.
