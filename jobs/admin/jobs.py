@@ -31,7 +31,7 @@ from jobs.admin.common import (
 from jobs.admin.runs import RunJobFilter
 from jobs.masking import SECRET_JOB_FIELDS, WRITE_ONLY_JOB_FIELDS, masked, may_see_secrets
 from jobs.models import JOB_SEARCH_FIELDS, Job, JobHistory, JobState
-from jobs.web.forms import JobAlertsForm
+from jobs.web.forms import JobAlertsForm, job_form_field
 from jobs.web.widgets import TimeZoneSelect, mark_schedule_switch
 
 # Runs shown on a job's admin page; the rest are one link away.
@@ -59,6 +59,7 @@ class JobAdminForm(JobAlertsForm):
     class Meta:
         model = Job
         fields = "__all__"
+        formfield_callback = job_form_field
 
 
 def runs_of_job_url(job: Job) -> str:

@@ -67,7 +67,9 @@ def learned_limit(durations: Sequence[float]) -> float | None:
     with fewer than LEARN_MIN_RUNS of them."""
     if len(durations) < LEARN_MIN_RUNS:
         return None
-    return max(LEARN_FACTOR * p95(durations), LEARNED_FLOOR_SECONDS)
+    # To the millisecond: SQLite's durations (julianday differences) are exact only to
+    # some tens of microseconds.
+    return round(max(LEARN_FACTOR * p95(durations), LEARNED_FLOOR_SECONDS), 3)
 
 
 class Limit(NamedTuple):

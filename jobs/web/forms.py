@@ -16,6 +16,7 @@ from crispy_forms.helper import FormHelper
 from crispy_forms.layout import HTML, Column, Div, Fieldset, Layout, Row
 from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.text import capfirst
@@ -81,9 +82,18 @@ class JobAlertsForm(forms.ModelForm):
         return cleaned
 
 
+def job_form_field(field: models.Field, **kwargs: Any) -> forms.Field | None:
+    """The dashboard's form field for a job field: a URL typed without a scheme is read
+    as https:// (what Django 6 does anyway; Job.clean() then checks it)."""
+    if isinstance(field, models.URLField):
+        kwargs.setdefault("assume_scheme", "https")
+    return field.formfield(**kwargs)
+
+
 class JobForm(JobAlertsForm):
     class Meta:
         model = Job
+        formfield_callback = job_form_field
         fields = [
             "name",
             "description",
