@@ -77,8 +77,12 @@ class JobAlertsForm(forms.ModelForm):
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         if not cleaned.get("webhook_secret"):
-            removing = cleaned.pop("remove_webhook_secret", False)
-            cleaned["webhook_secret"] = "" if removing else self.instance.webhook_secret
+            if cleaned.pop("remove_webhook_secret", False):
+                # On the instance too: a ModelForm leaves a field it was not sent at all
+                # as the instance has it.
+                cleaned["webhook_secret"] = self.instance.webhook_secret = ""
+            else:
+                cleaned["webhook_secret"] = self.instance.webhook_secret
         return cleaned
 
 
