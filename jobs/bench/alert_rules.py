@@ -70,6 +70,7 @@ def run(runs: int, running: int, progress: Progress | None = None, repeat: int =
     s = store()
     result: Result = {"runs": runs, "running": running}
     with s.reading() as ops:
+        result["durations_read"] = len(ops.recent_durations(watched, 1000))
         result.update(_timed("durations", lambda: ops.recent_durations(watched, 1000), repeat))
     limits = running_long.LearnedLimits()
     check = lambda: running_long.check_running_long(now, limits=limits)  # noqa: E731

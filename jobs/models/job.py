@@ -174,7 +174,10 @@ class Job(models.Model):
         _("alert on recovery"),
         default=False,
         db_default=False,
-        help_text=_("Send an alert when a run succeeds after a failed one."),
+        help_text=_(
+            "Send an alert when a run succeeds after failed runs in a row that alerted "
+            "(see “alert after failed runs in a row”)."
+        ),
     )
     webhook_url = models.URLField(
         _("webhook URL"),

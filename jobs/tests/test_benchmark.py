@@ -129,6 +129,7 @@ FIELDS = {
             for stat in ("median_ms", "p90_ms")
         ),
         "durations_plan",
+        "durations_read",
     },
 }
 
