@@ -450,8 +450,9 @@ class Job(models.Model):
             # Leave the scheduler's fields alone: this copy may have been loaded before
             # the scheduler last moved them.
             kwargs["update_fields"] = self._fields_but(SCHEDULER_FIELDS + ENGINE_COUNTER_FIELDS)
+        written = STREAK_RULE_FIELDS if explicit_fields is None else explicit_fields
         if old is not None and any(
-            old.get(name) != getattr(self, name) for name in STREAK_RULE_FIELDS
+            old.get(name) != getattr(self, name) for name in STREAK_RULE_FIELDS if name in written
         ):
             # Counted under other rules (or not at all, with alerts off): start afresh.
             self.consecutive_failures = 0
