@@ -29,6 +29,7 @@ from jobs.models import (
     RunStatus,
     ScheduleType,
 )
+from jobs.signing import SECRET_MAX_LENGTH
 
 SEARCH_MAX_LENGTH = 200
 
@@ -63,6 +64,21 @@ class JobSerializer(serializers.ModelSerializer):
             "Separated by commas or new lines. Read as the number of addresses by users "
             "who may not change jobs."
         ),
+    )
+    # Write-only (jobs.masking.WRITE_ONLY_JOB_FIELDS): never in an answer, to anyone.
+    webhook_secret = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        max_length=SECRET_MAX_LENGTH,
+        help_text=(
+            "Signs this job's webhooks in place of JOBS_WEBHOOK_SECRET: whsec_ followed by "
+            "the base64 of 24 to 64 random bytes. Write-only: never returned (see "
+            "has_webhook_secret). Left out, the stored one stays; an empty string removes it."
+        ),
+    )
+    has_webhook_secret = serializers.SerializerMethodField(
+        help_text="Whether the job has its own webhook signing secret."
     )
     state = serializers.ChoiceField(
         choices=JobState.choices,
@@ -105,6 +121,11 @@ class JobSerializer(serializers.ModelSerializer):
             "notify_on_recovery",
             "webhook_url",
             "notify_emails",
+            "alert_after_failures",
+            "expected_seconds",
+            "webhook_secret",
+            "has_webhook_secret",
+            "consecutive_failures",
             "state",
             "schedule_text",
             "last_run_at",
@@ -115,12 +136,16 @@ class JobSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = [
             "id",
+            "consecutive_failures",
             "last_run_at",
             "last_run_status",
             "next_run_at",
             "created_at",
             "updated_at",
         ]
+
+    def get_has_webhook_secret(self, job: Job) -> bool:
+        return bool(job.webhook_secret)
 
     def to_representation(self, instance: Job) -> dict[str, Any]:
         data = super().to_representation(instance)

@@ -145,9 +145,28 @@ class JobPageRow(NamedTuple):
 
 
 class WatchedJob(NamedTuple):
-    """A job with failure or recovery alerts, and its outcome before this batch."""
+    """A job with failure or recovery alerts, and its failed runs in a row before this
+    batch."""
 
     key: str
-    last_run_status: str
     notify_on_failure: bool
     notify_on_recovery: bool
+    alert_after_failures: int
+    consecutive_failures: int
+
+
+class FailureStreak(NamedTuple):
+    """A watched job's failed runs in a row after a batch (statement
+    record_failure_streaks)."""
+
+    consecutive_failures: int
+    job_key: str
+
+
+class RunningLong(NamedTuple):
+    """A running run of a job that alerts on failure, not yet found running long."""
+
+    run_key: str
+    job_key: str
+    started_at: datetime
+    expected_seconds: int | None

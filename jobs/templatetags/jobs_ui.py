@@ -6,10 +6,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django import template
+from django.conf import settings
 from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from jobs.masking import masked, may_see_secrets, shown_target
 from jobs.models import JobState, RunStatus
@@ -110,6 +112,37 @@ def job_secret(context: template.Context, job: Any, field: str) -> str:
     """{% job_secret job "webhook_url" %}"""
     value = getattr(job, field)
     return value if may_see_secrets(_user(context)) else masked(field, value)
+
+
+@register.simple_tag
+def alert_rules(job: Any) -> str:
+    """When the job's alerts go out, in words: after how many failed runs in a row, past
+    how long a run, and how its webhooks are signed (never the secret)."""
+    rules = []
+    if job.notify_on_failure:
+        rules.append(
+            ngettext(
+                "the first failed run of a streak alerts",
+                "%(count)d failed runs in a row alert",
+                job.alert_after_failures,
+            )
+            % {"count": job.alert_after_failures}
+        )
+        if job.expected_seconds:
+            rules.append(
+                _("a run still going after %(seconds)d s alerts")
+                % {"seconds": job.expected_seconds}
+            )
+        else:
+            rules.append(_("a run still going after three times its usual 95th percentile alerts"))
+    if job.webhook_url:
+        if job.webhook_secret:
+            rules.append(_("webhooks signed with the job's own secret"))
+        elif settings.JOBS_WEBHOOK_SECRET:
+            rules.append(_("webhooks signed with the site's secret"))
+        else:
+            rules.append(_("webhooks unsigned"))
+    return "; ".join(rules)
 
 
 @register.simple_tag(takes_context=True)

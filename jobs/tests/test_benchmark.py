@@ -20,6 +20,7 @@ TINY = [
     "--rate", "20", "--seconds", "1", "--warmup", "0.5",
     "--scale-jobs", "100",
     "--pages-jobs", "20", "--runs", "200", "--repeat", "1",
+    "--alerts-running", "4",
 ]  # fmt: skip
 
 MACHINE_FIELDS = {
@@ -119,6 +120,17 @@ FIELDS = {
         "runs_after_prune",
         "pages",
     },
+    "alerts": {
+        "runs",
+        "running",
+        *(
+            f"{figure}_{stat}"
+            for figure in ("durations", "check_idle", "check_running")
+            for stat in ("median_ms", "p90_ms")
+        ),
+        "durations_plan",
+        "durations_read",
+    },
 }
 
 
@@ -135,7 +147,7 @@ def test_every_scenario_runs_on_a_tiny_size_and_reports_every_field(capfd):
     assert report["machine"]["cpu_count"] >= 1
     assert report["machine"]["database"] == connection.vendor
     results = {result["scenario"]: result for result in report["results"]}
-    assert list(results) == ["burst", "steady", "scale", "pages"]
+    assert list(results) == ["burst", "steady", "scale", "pages", "alerts"]
     for scenario, fields in FIELDS.items():
         assert set(results[scenario]) == fields | COMMON_FIELDS, scenario
 

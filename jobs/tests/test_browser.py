@@ -324,6 +324,45 @@ def test_bad_values_get_messages_at_their_fields(visit: Visit) -> None:
     assert not Job.objects.exists()
 
 
+def test_the_alerts_section_takes_the_rules_and_never_shows_the_secret_again(
+    visit: Visit, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.JOBS_WEBHOOK_ALLOWED_HOSTS = ["hooks.example.com"]  # no lookup of a name
+    secret = "whsec_" + "QUJD" * 8  # 24 bytes
+    page = visit.page
+    visit.log_in()
+    page.goto("/jobs/new/")
+    page.get_by_label("Name").fill("signed backup")
+    page.get_by_label("Command").fill("true")
+    page.get_by_label("Every").fill("5")
+    page.get_by_label("Unit").select_option("minute")
+    alerts = page.locator("#job-form-alerts")
+    alerts.get_by_label("Alert on failure").check()
+    alerts.get_by_label("Webhook URL").fill("https://hooks.example.com/x")
+    alerts.get_by_label("Alert after failed runs in a row").fill("0")
+    alerts.get_by_label("Webhook signing secret").fill(secret)
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#id_alert_after_failures ~ .invalid-feedback")).to_contain_text(
+        "Choose from 1"
+    )
+    # Refused: the secret typed is not sent back to the page.
+    expect(page.get_by_label("Webhook signing secret")).to_have_value("")
+    assert secret not in page.content()
+    assert not Job.objects.exists()
+    page.get_by_label("Alert after failed runs in a row").fill("3")
+    page.get_by_label("Webhook signing secret").fill(secret)
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#job-alert-rules")).to_contain_text("3 failed runs in a row alert")
+    expect(page.locator("#job-alert-rules")).to_contain_text("the job's own secret")
+    job = Job.objects.get()
+    assert (job.alert_after_failures, job.webhook_secret) == (3, secret)
+    page.goto(f"/jobs/{job.pk}/edit/")
+    secret_field = page.get_by_label("Webhook signing secret")
+    expect(secret_field).to_have_value("")
+    expect(secret_field).to_have_attribute("placeholder", re.compile("A secret is set"))
+    assert secret not in page.content()
+
+
 def test_the_history_filters_by_job_and_status(visit: Visit) -> None:
     mailer = make_job(name="mailer")
     reporter = make_job(name="reporter")

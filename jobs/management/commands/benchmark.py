@@ -31,7 +31,7 @@ from jobs.sql.bench import bench_support
 
 __all__ = ["Command", "format_report", "throwaway_database"]
 
-SCENARIOS = ("burst", "steady", "scale", "pages")
+SCENARIOS = ("burst", "steady", "scale", "pages", "alerts")
 
 
 def _sizes(text: str) -> list[int]:
@@ -94,6 +94,8 @@ class Command(BaseCommand):
             default=None,
             help="SQLite file to build once and keep, instead of a throwaway database",
         )
+        group = parser.add_argument_group("alerts (also takes --runs: of one job)")
+        group.add_argument("--alerts-running", type=int, default=100, help="runs in flight (100)")
         parser.add_argument(
             "--py-spy",
             type=Path,
@@ -151,6 +153,7 @@ class Command(BaseCommand):
         check("runs", [options["runs"]], 0, 10_000_000)
         check("days", [options["days"]], 0.01, 3650)
         check("repeat", [options["repeat"]], 1, 1000)
+        check("alerts-running", [options["alerts_running"]], 0, 100_000)
         if options["db_file"] and not _support().can_keep_database_file():
             raise CommandError("--db-file is for SQLite")
         workers = options["workers"]
@@ -179,6 +182,14 @@ class Command(BaseCommand):
                 plan.append(
                     {"scenario": "scale", "jobs": options["scale_jobs"], "workers": workers}
                 )
+            elif scenario == "alerts":
+                plan.append(
+                    {
+                        "scenario": "alerts",
+                        "runs": options["runs"],
+                        "running": options["alerts_running"],
+                    }
+                )
             else:
                 plan.append(
                     {
@@ -195,7 +206,7 @@ class Command(BaseCommand):
     # --- the child: one scenario in this process ------------------------------------
 
     def _child(self, spec: dict[str, Any]) -> None:
-        from jobs.bench import burst, machine, pages, scale, steady
+        from jobs.bench import alert_rules, burst, machine, pages, scale, steady
         from jobs.bench.progress import Progress
 
         call_command("migrate", verbosity=0)
@@ -226,6 +237,8 @@ class Command(BaseCommand):
                 reuse=spec["reuse"],
                 prune=not spec["reuse"],
             )
+        elif scenario == "alerts":
+            result = alert_rules.run(spec["runs"], spec["running"], progress)
         else:
             raise CommandError(f"unknown scenario {scenario!r}")
         progress.end()
@@ -292,6 +305,8 @@ def _describe(spec: dict[str, Any]) -> str:
         return f"steady, {spec['rate']:,} runs/s for {spec['seconds']:g} s"
     if scenario == "scale":
         return f"scale, {spec['jobs']:,} jobs"
+    if scenario == "alerts":
+        return f"alerts, {spec['runs']:,} runs of one job, {spec['running']:,} running"
     return f"pages, {spec['jobs']:,} jobs and {spec['runs']:,} runs"
 
 
