@@ -43,6 +43,7 @@ from jobs.sql.rows import (
     Replacement,
     RunningRun,
     SkippedRun,
+    TimelineJob,
     WatchedJob,
 )
 
@@ -471,6 +472,16 @@ class Operations:
     def delete_beyond(self, job_key: str, edge: PruneEdge, limit: int) -> int:
         params = [job_key, edge.scheduled_for, edge.scheduled_for, edge.attempt, limit]
         return self._execute("delete_beyond", params).rowcount
+
+    # --- the Upcoming page ------------------------------------------------------------
+
+    def timeline_jobs(self) -> list[TimelineJob]:
+        """Every job, with its schedule and next occurrence: one read of the table."""
+        read_key, read_dt = self.store.read_key, self.store.read_datetime
+        return [
+            TimelineJob(read_key(row[0]), *row[1:7], bool(row[7]), read_dt(row[8]), read_dt(row[9]))
+            for row in self._execute("timeline_jobs").fetchall()
+        ]
 
 
 def check_params(queries: dict[str, loader.Query], rows: dict[str, type]) -> None:

@@ -151,3 +151,18 @@ class WatchedJob(NamedTuple):
     last_run_status: str
     notify_on_failure: bool
     notify_on_recovery: bool
+
+
+class TimelineJob(NamedTuple):
+    """A job as the Upcoming page counts its occurrences (jobs/upcoming.py)."""
+
+    key: str
+    name: str
+    schedule_type: str
+    interval: int | None
+    interval_unit: str
+    cron_expression: str
+    timezone: str
+    is_active: bool
+    next_run_at: datetime | None
+    scheduled_at: datetime | None

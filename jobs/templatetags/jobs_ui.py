@@ -6,11 +6,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django import template
-from django.contrib.humanize.templatetags.humanize import naturaltime
+from django.contrib.humanize.templatetags.humanize import intcomma, naturaltime
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
+from jobs import upcoming
 from jobs.masking import masked, may_see_secrets, shown_target
 from jobs.models import JobState, RunStatus
 
@@ -95,6 +97,59 @@ def duration(value: timedelta | None) -> str:
     if whole < 86400:
         return _("%(h)d h %(m)02d min") % {"h": whole // 3600, "m": whole % 3600 // 60}
     return _("%(d)d d %(h)d h") % {"d": whole // 86400, "h": whole % 86400 // 3600}
+
+
+# --- the Upcoming page's density strips (jobs/upcoming.py) -------------------------------
+# One cell per bucket of time, shaded by how many runs fall in it: a job every second is
+# as many cells as a daily one, never a mark per run. Built here, not in a sub-template:
+# a page is 50 rows of up to 29 cells.
+
+
+def _runs(count: int) -> str:
+    return ngettext("%(n)s run", "%(n)s runs", count) % {"n": intcomma(count)}
+
+
+@register.simple_tag
+def density_strip(counts: list[int], timeline: upcoming.Timeline, peak: int) -> str:
+    """A job's row: its runs per bucket, shaded on the page's scale (upcoming.level)."""
+    if not counts:
+        return format_html('<div class="density-strip density-off" data-cells="0"></div>')
+    busiest = max(range(len(counts)), key=counts.__getitem__)
+    summary = (
+        _("Busiest: %(when)s, %(runs)s")
+        % {"when": timeline.buckets[busiest].title, "runs": _runs(counts[busiest])}
+        if counts[busiest]
+        else _("No runs")
+    )
+    cells = format_html_join(
+        "",
+        '<span class="density-cell density-{}" title="{}: {}"></span>',
+        (
+            (upcoming.level(count, peak), bucket.title, _runs(count))
+            for count, bucket in zip(counts, timeline.buckets, strict=True)
+        ),
+    )
+    return format_html(
+        '<div class="density-strip" role="img" aria-label="{}" style="grid-template-columns: {}"'
+        ' data-cells="{}">{}</div>',
+        summary,
+        timeline.columns,
+        len(counts),
+        cells,
+    )
+
+
+@register.simple_tag
+def density_axis(timeline: upcoming.Timeline) -> str:
+    """The time axis above the strips, labelled on the hour, every few hours or by day."""
+    labels = format_html_join(
+        "", "<span>{}</span>", ((bucket.label,) for bucket in timeline.buckets)
+    )
+    return format_html(
+        '<div class="density-axis" aria-hidden="true" style="grid-template-columns: {}">{}</div>',
+        timeline.columns,
+        labels,
+    )
 
 
 # --- secrets (jobs.masking): whole for users who may change jobs, masked for the others --

@@ -257,3 +257,10 @@ DELETE FROM {run_table} WHERE id IN (
    WHERE job_id = %s AND (scheduled_for < %s OR (scheduled_for = %s AND attempt <= %s))
      AND status IN ({finished})
    ORDER BY scheduled_for, attempt LIMIT %s)
+
+-- name: timeline_jobs
+-- Every job, with what the Upcoming page counts its occurrences from (jobs/upcoming.py):
+-- a few columns of the whole table, read without model instances. No parameters.
+SELECT id, name, schedule_type, interval, interval_unit, cron_expression, timezone,
+       is_active, next_run_at, scheduled_at
+  FROM {job_table}
