@@ -113,7 +113,7 @@ def _runs(count: int) -> str:
 def density_strip(counts: list[int], timeline: upcoming.Timeline, peak: int) -> str:
     """A job's row: its runs per bucket, shaded on the page's scale (upcoming.level)."""
     if not counts:
-        return format_html('<div class="density-strip density-off" data-cells="0"></div>')
+        return format_html('<div class="density-strip density-off" data-cells="{}"></div>', 0)
     busiest = max(range(len(counts)), key=counts.__getitem__)
     summary = (
         _("Busiest: %(when)s, %(runs)s")
