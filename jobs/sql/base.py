@@ -476,12 +476,10 @@ class Operations:
     # --- the Upcoming page ------------------------------------------------------------
 
     def timeline_jobs(self) -> list[TimelineJob]:
-        """Every job, with its schedule and next occurrence: one read of the table."""
-        read_key, read_dt = self.store.read_key, self.store.read_datetime
-        return [
-            TimelineJob(read_key(row[0]), *row[1:7], bool(row[7]), read_dt(row[8]), read_dt(row[9]))
-            for row in self._execute("timeline_jobs").fetchall()
-        ]
+        """Every job, with its schedule and next occurrence: one read of the table, the
+        rows as the statement gives them (ids as hex text, times in microseconds)."""
+        make = tuple.__new__  # no Python-level constructor call per row: 10,000 of them
+        return [make(TimelineJob, row) for row in self._execute("timeline_jobs").fetchall()]
 
 
 def check_params(queries: dict[str, loader.Query], rows: dict[str, type]) -> None:

@@ -154,7 +154,8 @@ class WatchedJob(NamedTuple):
 
 
 class TimelineJob(NamedTuple):
-    """A job as the Upcoming page counts its occurrences (jobs/upcoming.py)."""
+    """A job as the Upcoming page counts its occurrences (jobs/upcoming.py), its times in
+    whole microseconds since the epoch."""
 
     key: str
     name: str
@@ -164,5 +165,5 @@ class TimelineJob(NamedTuple):
     cron_expression: str
     timezone: str
     is_active: bool
-    next_run_at: datetime | None
-    scheduled_at: datetime | None
+    next_run_us: int | None
+    scheduled_at_us: int | None
