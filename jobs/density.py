@@ -7,18 +7,19 @@ arithmetic, exact like the grid itself (jobs.schedules).
 - Interval schedules are a grid ``first + k * step``: a bucket's count is two ceiling
   divisions, so a job every second costs what a job every day costs.
 - Cron schedules are walked with the scheduler's own CronSchedule.next_after, once per
-  (expression, zone, hour) and kept (cron_times): many jobs share an expression, and a
-  walk is bounded by the minutes it covers (cron has minute precision). Counting is then
-  a bisection.
+  (expression, zone) and kept, extended as time goes on (cron_times): many jobs share an
+  expression, and a walk is bounded by the minutes it covers (cron has minute
+  precision). Counting is then a bisection.
 """
 
 from __future__ import annotations
 
+import threading
 from array import array
 from bisect import bisect_left
+from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
 from itertools import pairwise
 
 from jobs import schedules
@@ -28,9 +29,11 @@ _MICROSECOND = timedelta(microseconds=1)
 MINUTE_US = 60 * 1_000_000
 HOUR_US = 60 * MINUTE_US
 UNIT_US: dict[str, int] = {unit: s * 1_000_000 for unit, s in schedules.UNIT_SECONDS.items()}
-# Distinct (expression, zone, hour, span) walks kept. Each holds at most one value per
-# minute of its span (8 bytes each: 80 kB for a week of "* * * * *").
+# Distinct (expression, zone) walks kept. Each holds at most one value per minute of the
+# window asked for (8 bytes each: 80 kB for a week of "* * * * *").
 CRON_CACHE_SIZE = 512
+# A walk keeps this much of the past before it is trimmed.
+KEEP_BEHIND_US = 3600 * 1_000_000
 
 
 def micros(moment: datetime) -> int:
@@ -72,31 +75,78 @@ def sorted_counts(times: Sequence[int], edges: Sequence[int], since: int | None 
     return [max(b - a, 0) for a, b in pairwise(positions)]
 
 
-def cron_times(expression: str, zone_name: str, start: int, span: int) -> array | None:
-    """Every occurrence of the cron schedule from the hour of `start` until `span` and an
-    hour after it, sorted; a window of length `span` starting anywhere in that hour lies
-    within. None when the expression or the zone is not valid (such a job has no
-    occurrences to show)."""
-    hour = start // HOUR_US
-    return _cron_times(expression, zone_name, hour, span)
+class _Walk:
+    """The occurrences of one cron schedule in [start, end), sorted. Never changed in
+    place once handed out: a longer or shorter walk is a new array, so a reader that
+    bisects the old one twice (count = two bisections) sees a consistent list."""
+
+    __slots__ = ("end", "schedule", "start", "times")
+
+    def __init__(self, schedule: schedules.CronSchedule, start: int) -> None:
+        self.schedule = schedule
+        self.start = self.end = start
+        self.times = array("q")
+
+    def cover(self, low: int, high: int) -> array:
+        if not self.start <= low <= self.end:
+            # Nothing kept is of use: the clock went back (a test, a changed clock), or no
+            # one asked for a while. Start again from the window.
+            self.start = self.end = low
+            self.times = array("q")
+        if high > self.end:
+            self.times = self.times + self._walk(self.end, high)
+        if low - self.start > KEEP_BEHIND_US:  # time went on: drop what is long past
+            self.times = self.times[bisect_left(self.times, low) :]
+            self.start = low
+        return self.times
+
+    def _walk(self, begin: int, end: int) -> array:
+        """Occurrences in [begin, end): one next_after per occurrence, and at most one
+        per minute (cron has minute precision), plus an autumn hour's repeat."""
+        limit = (end - begin) // MINUTE_US + 120
+        found = array("q")
+        at = self.schedule.next_after(moment(begin - 1))
+        while at is not None and len(found) < limit:
+            value = micros(at)
+            if value >= end:
+                break
+            found.append(value)
+            at = self.schedule.next_after(at)
+        self.end = end if len(found) < limit else found[-1] + 1
+        return found
 
 
-@lru_cache(maxsize=CRON_CACHE_SIZE)
-def _cron_times(expression: str, zone_name: str, hour: int, span: int) -> array | None:
-    try:
-        schedule = schedules.CronSchedule(expression, zone_name)
-    except schedules.ScheduleError:
-        return None
-    begin = hour * HOUR_US
-    end = begin + HOUR_US + span
-    # One occurrence per minute at most, and an hour of them more for an autumn day.
-    limit = (end - begin) // MINUTE_US + 120
-    times = array("q")
-    at = schedule.next_after(moment(begin - 1))
-    while at is not None and len(times) < limit:
-        value = micros(at)
-        if value >= end:
-            break
-        times.append(value)
-        at = schedule.next_after(at)
-    return times
+_walks: OrderedDict[tuple[str, str], _Walk | None] = OrderedDict()
+_walks_lock = threading.Lock()
+
+
+def cron_times(expression: str, zone_name: str, low: int, high: int) -> array | None:
+    """The occurrences of the cron schedule, sorted, at least those in [low, high) (the
+    array may hold more on either side); None when the expression or the zone is not
+    valid (such a job has no occurrences to show).
+
+    Walks are kept per (expression, zone) and extended as time goes on: each occurrence
+    is found once per process, so the next request, and the next hour, cost only the
+    occurrences that are new. The first request in a process walks the whole window
+    (about 1,500 steps for "* * * * *" over a day: ~20 ms).
+    """
+    key = (expression, zone_name)
+    with _walks_lock:
+        if key in _walks:
+            walk = _walks[key]
+            _walks.move_to_end(key)
+        else:
+            try:
+                walk = _Walk(schedules.CronSchedule(expression, zone_name), low)
+            except schedules.ScheduleError:
+                walk = None
+            _walks[key] = walk
+            if len(_walks) > CRON_CACHE_SIZE:
+                _walks.popitem(last=False)
+        return None if walk is None else walk.cover(low, high)
+
+
+def forget_cron_walks() -> None:
+    """Drop every kept walk (a benchmark of the first request in a process)."""
+    with _walks_lock:
+        _walks.clear()

@@ -108,13 +108,8 @@ class Timeline:
     def rows(self, entries: Sequence[Entry]) -> list[Row]:
         """The page's rows, counted bucket by bucket."""
         return [
-            Row(_job(entry.job), entry.total, _counts(entry.job, self.edges, self._span_us))
-            for entry in entries
+            Row(_job(entry.job), entry.total, _counts(entry.job, self.edges)) for entry in entries
         ]
-
-    @property
-    def _span_us(self) -> int:
-        return self.edges[-1] - self.edges[0]
 
     @cached_property
     def escaped_titles(self) -> list[str]:
@@ -159,7 +154,7 @@ def timeline(now: datetime, span: Span, zone: ZoneInfo) -> Timeline:
         elif kind == _CRON:
             where = (expression, zone or default_zone)
             if where not in cron_ends:
-                times = density.cron_times(where[0], where[1], low, high - low)
+                times = density.cron_times(where[0], where[1], low, high)
                 cron_ends[where] = (times, bisect_left(times, high) if times else 0)
             times, end = cron_ends[where]
             if times:
@@ -238,7 +233,7 @@ def _step(job: TimelineJob) -> int | None:
     return job.interval * unit
 
 
-def _counts(job: TimelineJob, edges: list[int], span: int) -> list[int]:
+def _counts(job: TimelineJob, edges: list[int]) -> list[int]:
     if not job.is_active:
         return []
     empty = [0] * (len(edges) - 1)
@@ -250,7 +245,7 @@ def _counts(job: TimelineJob, edges: list[int], span: int) -> list[int]:
         step = _step(job)
         return empty if step is None else density.grid_counts(first, step, edges)
     if kind == _CRON:
-        times = density.cron_times(job.cron_expression, _zone_name(job), edges[0], span)
+        times = density.cron_times(job.cron_expression, _zone_name(job), edges[0], edges[-1])
         return empty if times is None else density.sorted_counts(times, edges, since=first)
     if kind == _ONCE:
         return [1 if low <= first < high else 0 for low, high in pairwise(edges)]

@@ -12,7 +12,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from jobs import density, upcoming
+from jobs import density, schedules, upcoming
 from jobs.models import IntervalUnit, Job, ScheduleType
 from jobs.tests.factories import NOW, make_job, make_user
 
@@ -214,13 +214,28 @@ def test_sorted_counts_leave_out_what_comes_before_the_next_run() -> None:
     assert density.sorted_count(times, 2, 11) == 3
 
 
-def test_cron_walks_are_kept_per_expression_zone_and_hour() -> None:
+def test_cron_walks_are_kept_and_extended_as_time_goes_on() -> None:
+    density.forget_cron_walks()
     start = density.micros(NOW)
     day = 24 * density.HOUR_US
-    first = density.cron_times("*/5 * * * *", "UTC", start, day)
-    assert density.cron_times("*/5 * * * *", "UTC", start + 59 * 60 * 10**6, day) is first
-    assert len(first) == 25 * 12  # the hour and a day after it
-    assert density.cron_times("not cron", "UTC", start, day) is None
+
+    def brute(low: int, high: int) -> list[int]:
+        schedule = schedules.CronSchedule("*/5 * * * *", "Europe/Berlin")
+        found, at = [], schedule.next_after(density.moment(low - 1))
+        while at is not None and density.micros(at) < high:
+            found.append(density.micros(at))
+            at = schedule.next_after(at)
+        return found
+
+    first = density.cron_times("*/5 * * * *", "Europe/Berlin", start, start + day)
+    assert list(first) == brute(start, start + day)
+    # Later windows (and one earlier, as when a clock goes back) count the same.
+    for shift in (7 * 60 * 10**6, day, 3 * day, -day):
+        low, high = start + shift, start + shift + day
+        times = density.cron_times("*/5 * * * *", "Europe/Berlin", low, high)
+        assert density.sorted_counts(times, [low, high]) == [len(brute(low, high))]
+    assert list(first) == brute(start, start + day)  # what was handed out never changes
+    assert density.cron_times("not cron", "UTC", start, start + day) is None
 
 
 def test_levels_are_on_a_log_scale_of_the_pages_peak() -> None:
