@@ -72,14 +72,15 @@ class Bucket(NamedTuple):
 
 
 class Entry(NamedTuple):
-    """A job in the page's order (the fields in sorting order), before its buckets are
-    counted."""
+    """A job in the page's order, its fields in sorting order. Timeline.entries holds
+    plain tuples of this shape (10,000 of them: no constructor call each); Entry(*item)
+    names them."""
 
     disabled: int  # 1 for a disabled job: after every active one
     minus_total: int  # busiest first
     name: str
     key: str
-    job: TimelineJob
+    row: tuple  # the job as timeline_jobs read it (TimelineJob's fields)
 
     @property
     def total(self) -> int | None:
@@ -102,14 +103,17 @@ class Timeline:
     end: datetime
     buckets: list[Bucket]
     edges: list[int]  # bucket boundaries, microseconds since the epoch (len(buckets) + 1)
-    entries: list[Entry]  # every job, busiest first, disabled ones last
+    entries: list[tuple]  # Entry-shaped: every job, busiest first, disabled ones last
     disabled: int  # how many of them are disabled
 
-    def rows(self, entries: Sequence[Entry]) -> list[Row]:
-        """The page's rows, counted bucket by bucket."""
-        return [
-            Row(_job(entry.job), entry.total, _counts(entry.job, self.edges)) for entry in entries
-        ]
+    def rows(self, entries: Sequence[tuple]) -> list[Row]:
+        """The page's rows (items of `entries`), counted bucket by bucket."""
+        rows = []
+        for item in entries:
+            entry = Entry(*item)
+            job = TimelineJob._make(entry.row)
+            rows.append(Row(_job(job), entry.total, _counts(job, self.edges)))
+        return rows
 
     @cached_property
     def escaped_titles(self) -> list[str]:
@@ -133,15 +137,15 @@ def timeline(now: datetime, span: Span, zone: ZoneInfo) -> Timeline:
         jobs = ops.timeline_jobs()
     # The loop runs once per job (10,000 and more): plain locals and integer arithmetic,
     # no function call for an interval job.
-    make, units, default_zone = tuple.__new__, density.UNIT_US, conf.time_zone()
+    units, default_zone = density.UNIT_US, conf.time_zone()
     cron_ends: dict[tuple[str, str], tuple] = {}  # (expression, zone): (walk, its end)
-    ranked: list[Entry] = []
+    ranked: list[tuple] = []
     disabled = 0
     for job in jobs:
         key, name, kind, interval, unit, expression, zone, active, first, _ = job
         if not active:
             disabled += 1
-            ranked.append(make(Entry, (1, 0, name, key, job)))
+            ranked.append((1, 0, name, key, job))
             continue
         total = 0
         if first is None:
@@ -161,7 +165,7 @@ def timeline(now: datetime, span: Span, zone: ZoneInfo) -> Timeline:
                 total = end - bisect_left(times, low if low > first else first)
         elif kind == _ONCE:
             total = 1 if low <= first < high else 0
-        ranked.append(make(Entry, (0, -total, name, key, job)))
+        ranked.append((0, -total, name, key, job))
     ranked.sort()
     return Timeline(
         span=span,

@@ -14,6 +14,8 @@ from django.utils import timezone
 
 from jobs import density, schedules, upcoming
 from jobs.models import IntervalUnit, Job, ScheduleType
+from jobs.sql import store
+from jobs.sql.rows import TimelineJob
 from jobs.tests.factories import NOW, make_job, make_user
 
 pytest_plugins = ["jobs.tests.ui_support"]
@@ -111,7 +113,7 @@ def test_the_busiest_job_comes_first_and_disabled_jobs_last(signed_in: Client, c
     off = make_job(name="d off", interval=1, interval_unit="second", is_active=False)
     later = make_job(name="e next week", schedule_type="once", scheduled_at=NOW + timedelta(days=7))
     response = signed_in.get("/upcoming/")
-    rows = [entry.job.name for entry in response.context["page"].object_list]
+    rows = [row.job.name for row in response.context["rows"]]
     assert rows == ["b minutely", "a daily", "c once", "e next week", "d off"]
     totals = {row.job.name: row.total for row in response.context["rows"]}
     assert totals == {
@@ -241,3 +243,20 @@ def test_cron_walks_are_kept_and_extended_as_time_goes_on() -> None:
 def test_levels_are_on_a_log_scale_of_the_pages_peak() -> None:
     assert [upcoming.level(count, 3600) for count in (0, 1, 60, 3600)] == [0, 1, 3, 4]
     assert upcoming.level(1, 1) == upcoming.LEVELS
+
+
+def test_the_job_table_is_read_with_its_times_to_the_microsecond() -> None:
+    moments = [
+        NOW,
+        NOW + timedelta(microseconds=1),
+        NOW + timedelta(seconds=59, microseconds=999_999),
+        datetime(2038, 1, 19, 3, 14, 8, 500_000, tzinfo=UTC),
+    ]
+    for index, moment in enumerate(moments):
+        make_job(name=f"once {index}", schedule_type="once", scheduled_at=moment)
+    with store().reading() as ops:
+        rows = [TimelineJob._make(row) for row in ops.timeline_jobs()]
+    expected = [density.micros(moment) for moment in moments]
+    assert sorted(row.next_run_us for row in rows) == expected
+    assert sorted(row.scheduled_at_us for row in rows) == expected
+    assert all(len(row.key) == 32 for row in rows)
