@@ -108,10 +108,12 @@ class Timeline:
 
     def rows(self, entries: Sequence[tuple]) -> list[Row]:
         """The page's rows (items of `entries`), counted bucket by bucket."""
+        read_micros = store().read_micros
         rows = []
         for item in entries:
             entry = Entry(*item)
-            job = TimelineJob._make(entry.row)
+            raw = entry.row
+            job = TimelineJob(*raw[:8], read_micros(raw[8]), read_micros(raw[9]))
             rows.append(Row(_job(job), entry.total, _counts(job, self.edges)))
         return rows
 
@@ -135,6 +137,7 @@ def timeline(now: datetime, span: Span, zone: ZoneInfo) -> Timeline:
     low, high = edges[0], edges[-1]
     with store().reading() as ops:
         jobs = ops.timeline_jobs()
+        read_micros = ops.store.read_micros
     # The loop runs once per job (10,000 and more): plain locals and integer arithmetic,
     # no function call for an interval job.
     units, default_zone = density.UNIT_US, conf.time_zone()
@@ -148,23 +151,23 @@ def timeline(now: datetime, span: Span, zone: ZoneInfo) -> Timeline:
             ranked.append((1, 0, name, key, job))
             continue
         total = 0
-        if first is None:
-            pass
-        elif kind == _INTERVAL:
-            step = units.get(unit, 0) * (interval or 0)
-            since = low if low > first else first
-            if step > 0 and high > since:
-                total = (first - since) // step - (first - high) // step
-        elif kind == _CRON:
-            where = (expression, zone or default_zone)
-            if where not in cron_ends:
-                times = density.cron_times(where[0], where[1], low, high)
-                cron_ends[where] = (times, bisect_left(times, high) if times else 0)
-            times, end = cron_ends[where]
-            if times:
-                total = end - bisect_left(times, low if low > first else first)
-        elif kind == _ONCE:
-            total = 1 if low <= first < high else 0
+        if first is not None:
+            first = read_micros(first)
+            if kind == _INTERVAL:
+                step = units.get(unit, 0) * (interval or 0)
+                since = low if low > first else first
+                if step > 0 and high > since:
+                    total = (first - since) // step - (first - high) // step
+            elif kind == _CRON:
+                where = (expression, zone or default_zone)
+                if where not in cron_ends:
+                    times = density.cron_times(where[0], where[1], low, high)
+                    cron_ends[where] = (times, bisect_left(times, high) if times else 0)
+                times, end = cron_ends[where]
+                if times:
+                    total = end - bisect_left(times, low if low > first else first)
+            elif kind == _ONCE:
+                total = 1 if low <= first < high else 0
         ranked.append((0, -total, name, key, job))
     ranked.sort()
     return Timeline(

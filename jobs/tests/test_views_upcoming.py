@@ -254,8 +254,9 @@ def test_the_job_table_is_read_with_its_times_to_the_microsecond() -> None:
     ]
     for index, moment in enumerate(moments):
         make_job(name=f"once {index}", schedule_type="once", scheduled_at=moment)
+    read = store().read_micros
     with store().reading() as ops:
-        rows = [TimelineJob._make(row) for row in ops.timeline_jobs()]
+        rows = [TimelineJob(*row[:8], read(row[8]), read(row[9])) for row in ops.timeline_jobs()]
     expected = [density.micros(moment) for moment in moments]
     assert sorted(row.next_run_us for row in rows) == expected
     assert sorted(row.scheduled_at_us for row in rows) == expected

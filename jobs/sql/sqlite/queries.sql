@@ -257,14 +257,9 @@ DELETE FROM {run_table} WHERE id IN (
 
 -- name: timeline_jobs
 -- Every job, with what the Upcoming page counts its occurrences from (jobs/upcoming.py):
--- a few columns of the whole table, the times as whole microseconds since the epoch, so
--- that 10,000 rows make no datetime in Python. Exact: julianday() of the whole seconds
--- is within microseconds of an integer number of seconds, and the stored fraction (six
--- digits, as Django writes it; padded in case of fewer) is added as it is. No parameters.
+-- a few columns of the whole table. The times as text, which the store reads into whole
+-- microseconds (read_micros) with datetime.fromisoformat: 5-8 ms less for 10,000 rows
+-- than computing them here with julianday(). No parameters.
 SELECT id, name, schedule_type, interval, interval_unit, cron_expression, timezone,
-       is_active,
-       CAST(ROUND((julianday(substr(next_run_at, 1, 19)) - 2440587.5) * 86400) AS INTEGER)
-         * 1000000 + CAST(substr(next_run_at || '000000', 21, 6) AS INTEGER),
-       CAST(ROUND((julianday(substr(scheduled_at, 1, 19)) - 2440587.5) * 86400) AS INTEGER)
-         * 1000000 + CAST(substr(scheduled_at || '000000', 21, 6) AS INTEGER)
+       is_active, CAST(next_run_at AS TEXT), CAST(scheduled_at AS TEXT)
   FROM {job_table}
