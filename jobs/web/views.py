@@ -1,5 +1,6 @@
-"""The screens: dashboard, jobs, history. Thin: they read, render, and call the engine
-or the model (searching, filtering, enabling a job).
+"""The screens: dashboard, jobs (with the schedule preview of their form), upcoming runs,
+history. Thin: they read, render, and call the engine, the model (searching, filtering,
+enabling a job) or the forecasts (jobs/preview.py, jobs/upcoming.py).
 
 Every page needs a login (jobs.web.middleware.LoginRequiredMiddleware) except /healthz,
 and each view the permission it names (jobs.access; README "Who can do what"): without
