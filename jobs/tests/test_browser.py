@@ -364,7 +364,7 @@ def test_the_screens_fit_a_375_pixel_phone(browser, live_server, user) -> None: 
         tab.page.set_viewport_size({"width": 375, "height": 740})
         tab.log_in()
         make_job(name="a job with a rather long name that has to wrap somewhere")
-        for url in ("/", "/jobs/", "/jobs/new/", "/history/"):
+        for url in ("/", "/jobs/", "/jobs/new/", "/upcoming/", "/history/"):
             tab.page.goto(url)
             width = tab.page.evaluate("document.documentElement.scrollWidth")
             assert width <= 375, f"{url} is {width} px wide"
