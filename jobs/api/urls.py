@@ -3,7 +3,13 @@ from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from jobs.api.views import JobChangesView, JobRunsView, JobViewSet, RunViewSet
+from jobs.api.views import (
+    JobChangesView,
+    JobRunsView,
+    JobViewSet,
+    RunViewSet,
+    SchedulePreviewView,
+)
 
 router = DefaultRouter()
 router.register("jobs", JobViewSet, basename="api-job")
@@ -27,6 +33,7 @@ urlpatterns = _own_authentication(
     [
         path("v1/jobs/<str:job_pk>/runs/", JobRunsView.as_view(), name="api-job-runs"),
         path("v1/jobs/<str:job_pk>/changes/", JobChangesView.as_view(), name="api-job-changes"),
+        path("v1/schedule-preview/", SchedulePreviewView.as_view(), name="api-schedule-preview"),
         path("v1/", include(router.urls)),
         # The schema and its docs are public: they describe the API, not the data.
         path("schema/", SpectacularAPIView.as_view(), name="api-schema"),

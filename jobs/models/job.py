@@ -481,6 +481,15 @@ class Job(models.Model):
         if errors:
             raise ValidationError(errors)
 
+    def schedule_errors(self) -> dict[str, str]:
+        """What clean() says about the schedule fields alone, word for word: the
+        schedule preview (jobs/preview.py) shows these instead of occurrences."""
+        errors = job_rules.schedule_errors(self, schedule_changed=self._schedule_changed)
+        text = job_rules.text_errors(self)
+        if "cron_expression" in text:
+            errors["cron_expression"] = text["cron_expression"]
+        return errors
+
     def _webhook_changed(self) -> bool:
         if self._state.adding or not self.webhook_url:
             return True

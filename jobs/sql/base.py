@@ -172,6 +172,10 @@ class Store:
         """An id as a statement returned it, as a key (32 hex digits)."""
         raise NotImplementedError
 
+    def read_micros(self, value: object) -> int | None:
+        """A time as timeline_jobs returns it, as whole microseconds since the epoch."""
+        raise NotImplementedError
+
     def datetime_as_text(self, column: str) -> str:
         """SQL selecting a datetime column the way read_datetime reads it fastest."""
         raise NotImplementedError
@@ -503,6 +507,15 @@ class Operations:
     def delete_beyond(self, job_key: str, edge: PruneEdge, limit: int) -> int:
         params = [job_key, edge.scheduled_for, edge.scheduled_for, edge.attempt, limit]
         return self._execute("delete_beyond", params).rowcount
+
+    # --- the Upcoming page ------------------------------------------------------------
+
+    def timeline_jobs(self) -> list[tuple]:
+        """Every job, with its schedule and next occurrence: one read of the table. The
+        rows as the statement gives them, in TimelineJob's field order (ids as hex text,
+        the times to be read with store.read_micros): the caller reads 10,000 of them in
+        a loop and makes a TimelineJob of the few it shows."""
+        return self._execute("timeline_jobs").fetchall()
 
 
 def check_params(queries: dict[str, loader.Query], rows: dict[str, type]) -> None:

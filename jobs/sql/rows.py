@@ -170,3 +170,19 @@ class RunningLong(NamedTuple):
     job_key: str
     started_at: datetime
     expected_seconds: int | None
+
+
+class TimelineJob(NamedTuple):
+    """A job as the Upcoming page counts its occurrences (jobs/upcoming.py), its times in
+    whole microseconds since the epoch."""
+
+    key: str
+    name: str
+    schedule_type: str
+    interval: int | None
+    interval_unit: str
+    cron_expression: str
+    timezone: str
+    is_active: bool
+    next_run_us: int | None
+    scheduled_at_us: int | None

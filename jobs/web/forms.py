@@ -8,6 +8,7 @@ filters).
 
 from __future__ import annotations
 
+import copy
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
@@ -22,6 +23,7 @@ from django.utils.html import format_html
 from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
+from jobs import upcoming
 from jobs.models import (
     MAX_ALERT_AFTER_FAILURES,
     NAME_MAX_LENGTH,
@@ -30,6 +32,7 @@ from jobs.models import (
     RunStatus,
     ScheduleType,
 )
+from jobs.preview import PREVIEW_FIELDS
 from jobs.signing import SECRET_MAX_LENGTH
 from jobs.web.widgets import LocalDateTimeInput, TimeZoneSelect, mark_schedule_switch
 
@@ -151,6 +154,9 @@ class JobForm(JobAlertsForm):
         # Read by jobs/static/jobs/job_form.js, which shows only the chosen schedule's
         # fields (all of them stay visible without JavaScript).
         mark_schedule_switch(self.fields)
+        # What the schedule preview sends (job_form.html, SchedulePreviewForm).
+        for name in (*PREVIEW_FIELDS, "is_active"):
+            self.fields[name].widget.attrs["data-preview-field"] = ""
         self.helper = FormHelper()
         self.helper.form_tag = False  # the template writes the <form> and its buttons
         self.helper.layout = Layout(
@@ -205,6 +211,36 @@ class JobForm(JobAlertsForm):
             ),
             Switch("is_active"),
         )
+
+
+class SchedulePreviewForm(forms.Form):
+    """The job form's schedule fields alone, read exactly as the job form reads them (the
+    same fields: local date-times in the viewer's zone, the same messages), for the
+    preview shown as one types (jobs/preview.py). `is_active` too: a disabled one-off
+    job may keep a time that has passed, an enabled one may not."""
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        job_form = JobForm.base_fields
+        self.fields = {
+            name: copy.deepcopy(job_form[name]) for name in (*PREVIEW_FIELDS, "is_active")
+        }
+        self.fields["scheduled_at"].input_formats = LOCAL_INPUT_FORMATS
+
+
+class UpcomingForm(forms.Form):
+    """The Upcoming page's choices (GET): how far ahead it looks. An unknown value is
+    reported and the default used."""
+
+    span = forms.ChoiceField(
+        label=_("Look ahead"),
+        required=False,
+        choices=[(span.key, span.label) for span in upcoming.SPANS],
+    )
+
+    def chosen_span(self) -> upcoming.Span:
+        key = self.cleaned_data.get("span") if self.is_valid() else None
+        return upcoming.SPAN_BY_KEY.get(key or "", upcoming.DEFAULT_SPAN)
 
 
 class JobFilterForm(forms.Form):
