@@ -13,7 +13,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator
 from django.db import models, router, transaction
-from django.db.models import Q
+from django.db.models import Q, Value
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
@@ -38,6 +38,7 @@ from jobs.models.choices import (
     STATE_BY_LAST_STATUS,
     TIME_ZONE_MAX_LENGTH,
     WEBHOOK_URL_MAX_LENGTH,
+    ExecutorKind,
     IntervalUnit,
     JobState,
     MisfirePolicy,
@@ -53,10 +54,34 @@ class Job(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(_("name"), max_length=NAME_MAX_LENGTH)
     description = models.TextField(_("description"), blank=True, max_length=DESCRIPTION_MAX_LENGTH)
+    # What runs, read per executor: a registered task's name (python), a management
+    # command line (command), a command line (shell), a URL (http); for simulated jobs
+    # only words for the log.
     command = models.CharField(
         _("command"),
         max_length=COMMAND_MAX_LENGTH,
-        help_text=_("What the job runs. Execution is simulated unless another executor is set."),
+        help_text=_(
+            "What the job runs: the task's name, the management command line, the shell "
+            "command line or the URL, as the executor reads it."
+        ),
+    )
+    # db_default too: rows inserted by raw SQL (the benchmarks, scripts) are simulated.
+    executor = models.CharField(
+        _("executor"),
+        max_length=16,
+        choices=ExecutorKind.choices,
+        default=ExecutorKind.SIMULATED,
+        db_default=ExecutorKind.SIMULATED,
+        help_text=_("What a run does: simulate, call a Python task, run a command or a request."),
+    )
+    # A JSON object, read per executor (README "Jobs that do real work"): keyword
+    # arguments (python), method/headers/body/expect_status (http), env (shell).
+    arguments = models.JSONField(
+        _("arguments"),
+        default=dict,
+        db_default=Value({}, output_field=models.JSONField()),
+        blank=True,
+        help_text=_("A JSON object, read by the executor (keyword arguments of a Python task)."),
     )
     schedule_type = models.CharField(
         _("schedule"), max_length=16, choices=ScheduleType.choices, default=ScheduleType.INTERVAL

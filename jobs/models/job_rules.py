@@ -7,8 +7,10 @@ database's check constraints (Job.Meta) refuse the same values from any other wr
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable
+from functools import reduce
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -26,6 +28,7 @@ from jobs.models.choices import (
     MAX_RETRIES_LIMIT,
     MAX_SIM_SECONDS,
     MAX_TIMEOUT_SECONDS,
+    ExecutorKind,
     IntervalUnit,
     MisfirePolicy,
     OverlapPolicy,
@@ -280,6 +283,11 @@ def job_constraints() -> list[models.BaseConstraint]:
             condition=Q(timeout_seconds__isnull=True)
             | Q(timeout_seconds__gte=1, timeout_seconds__lte=MAX_TIMEOUT_SECONDS),
             name="jobs_job_timeout_bounded",
+        ),
+        models.CheckConstraint(
+            # Equality tests rather than IN (...): see jobs.models.run.one_of.
+            condition=reduce(operator.or_, (Q(executor=value) for value in ExecutorKind.values)),
+            name="jobs_job_known_executor",
         ),
         models.CheckConstraint(
             condition=Q(sim_failure_rate__isnull=True)

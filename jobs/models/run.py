@@ -189,6 +189,9 @@ class JobHistory(models.Model):
     finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
     heartbeat_at = models.DateTimeField(_("heartbeat"), null=True, blank=True)
     log = models.TextField(_("log"), blank=True)
+    # The arguments this run ran with (a JSON object); NULL for simulated runs, so that
+    # their claim writes nothing more than it did.
+    arguments = models.JSONField(_("arguments"), null=True, blank=True)
     worker = models.CharField(_("worker"), max_length=200, blank=True)
     # Who cancelled the run (a user name); blank when the scheduler did (overlap policy
     # replace) or the run was not cancelled. Text, so it outlives the user account.
