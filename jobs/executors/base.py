@@ -6,14 +6,14 @@ touch the database (the engine records the outcome) and should return promptly o
 cancelled, when it passes its job's timeout, or when the worker shuts down past its
 grace period (``context.reason`` says which). Heartbeats are sent for it by the worker
 that runs it, so a long run needs no code of its own to stay alive. ``JOBS_EXECUTOR``
-names the class.
+names the class of the simulated jobs.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from django.utils.module_loading import import_string
 
@@ -45,18 +45,22 @@ _event_creation = threading.Lock()
 
 class ExecutionContext:
     """What an executor gets beside the ticket: `stop`, set when the run must stop early,
-    and `reason` (one of the STOP_* values; blank when a worker's own context is stopped
-    for its shutdown).
+    `reason` (one of the STOP_* values; blank when a worker's own context is stopped
+    for its shutdown), and `output`, where an executor may put the run's output so far.
 
     Every run gets a context of its own. Its Event is made on first use: most runs of a
     burst never wait, and an Event costs several microseconds to make.
     """
 
-    __slots__ = ("_stop", "reason")
+    __slots__ = ("_stop", "output", "reason")
 
     def __init__(self, stop: threading.Event | None = None) -> None:
         self._stop = stop
         self.reason = ""
+        # The run's output so far (a jobs.executors.output.RunOutput), set by executors
+        # that do real work: the worker writes it to the run's row while it runs (the
+        # live log). None for simulated runs, which write their log at the end only.
+        self.output: Any = None
 
     @property
     def stop(self) -> threading.Event:
