@@ -244,6 +244,7 @@ def test_the_job_page_links_to_the_dashboard_and_to_all_its_runs(
     titles = [fieldset.name for fieldset in response.context["adminform"]]
     assert [str(t) for t in titles] == [
         "General",
+        "What runs",
         "Schedule",
         "Runs",
         "Simulation",
