@@ -58,11 +58,16 @@ SHELL_REFUSAL = _(
 def _with_shell_check(form_class: Any, user: Any, job: Job | None) -> Any:
     """The admin's job form, refusing at the executor a job that needs jobs.use_shell
     (a shell job, a dangerous management command) from a user without it, whether the job
-    is so now or would be after the change."""
+    is so now or would be after the change. A form posted without an executor (a script
+    written before there were executors) keeps the job's."""
+    if "executor" in form_class.base_fields:
+        form_class.base_fields["executor"].required = False
 
     class ShellCheckedForm(form_class):  # type: ignore[misc, valid-type]
         def clean(self) -> dict[str, Any]:
             cleaned = super().clean()
+            if "executor" in self.fields and not cleaned.get("executor"):
+                cleaned["executor"] = job.executor if job is not None else "simulated"
             values = {
                 "executor": cleaned.get("executor", getattr(job, "executor", "")),
                 "command": cleaned.get("command", getattr(job, "command", "")),
@@ -71,6 +76,8 @@ def _with_shell_check(form_class: Any, user: Any, job: Job | None) -> Any:
                 self.add_error("executor" if "executor" in self.fields else None, SHELL_REFUSAL)
             return cleaned
 
+    # The subclass's metaclass made its fields again from the model: keep the admin's.
+    ShellCheckedForm.base_fields = form_class.base_fields
     ShellCheckedForm.__name__ = form_class.__name__
     return ShellCheckedForm
 
