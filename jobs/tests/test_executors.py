@@ -29,7 +29,6 @@ from jobs.executors.shell import ShellExecutor
 from jobs.models import Job, JobHistory, RunStatus
 from jobs.runtime.scheduler import Scheduler
 from jobs.runtime.worker import Heartbeater
-from jobs.sql.rows import LiveLog
 from jobs.tests import sample_tasks
 from jobs.tests.factories import WORKER, make_job, ticket
 
@@ -115,7 +114,10 @@ def test_typed_arguments_reach_the_function_as_their_types(calls):
 
 def test_a_failing_task_fails_its_run_with_the_traceback_and_is_retried_with_its_arguments():
     job = python_job(
-        "jobs.tests.sample_tasks.fails", {"message": "disk full"}, max_retries=1, retry_backoff_seconds=0
+        "jobs.tests.sample_tasks.fails",
+        {"message": "disk full"},
+        max_retries=1,
+        retry_backoff_seconds=0,
     )
     due_now(job)
     run_all()
@@ -171,8 +173,9 @@ def test_a_task_no_longer_registered_fails_its_runs_and_the_scheduler_goes_on(ca
     finally:
         registry.add(entry.target, name=entry.name)
     assert only_run(gone).status == RunStatus.FAILED
-    assert "not run: the Python task “jobs.tests.sample_tasks.returns_quickly” is not registered" in (
-        only_run(gone).log
+    assert (
+        "not run: the Python task “jobs.tests.sample_tasks.returns_quickly” is not registered"
+        in (only_run(gone).log)
     )
     assert only_run(fine).status == RunStatus.SUCCESS
     assert Job.objects.get(pk=gone.pk).execution_problem == ""
@@ -236,15 +239,17 @@ def test_a_shell_job_gets_a_scrubbed_environment_with_its_identity_and_env(setti
     for name, value in SECRET_VARIABLES.items():
         monkeypatch.setenv(name, value)
     job = make_job(
-        name="env", executor="shell", command="env", arguments={"env": {"GREETING": "hi"}}, clean=True
+        name="env",
+        executor="shell",
+        command="env",
+        arguments={"env": {"GREETING": "hi"}},
+        clean=True,
     )
     due_now(job)
     run_all()
     run = only_run(job)
     assert run.status == RunStatus.SUCCESS, run.log
-    variables = dict(
-        line.split("=", 1) for line in run.log.splitlines()[1:] if "=" in line
-    )
+    variables = dict(line.split("=", 1) for line in run.log.splitlines()[1:] if "=" in line)
     assert not set(SECRET_VARIABLES) & set(variables)
     for value in SECRET_VARIABLES.values():
         assert value not in run.log
@@ -475,7 +480,9 @@ def test_live_logs_of_real_runs_are_written_while_they_run(settings):
     """A python run that prints, then waits: its first lines are in the database while
     it is still running (the pool's Heartbeater writes them)."""
     settings.JOBS_LIVE_LOG_SECONDS = 0.1
-    job = python_job("jobs.tests.sample_tasks.chatty", {"label": "LIVE", "lines": 40, "pause": 0.05})
+    job = python_job(
+        "jobs.tests.sample_tasks.chatty", {"label": "LIVE", "lines": 40, "pause": 0.05}
+    )
     due_now(job)
     scheduler = Scheduler(workers=1)
     seen_running: list[str] = []
@@ -516,7 +523,10 @@ def test_a_run_ticket_carries_the_executor_and_arguments_through_every_statement
     assert JobHistory.objects.get(pk=sim_ticket.run_id).arguments is None
     # The reaper's rows carry them too: a lost run is retried with its arguments.
     Job.objects.filter(pk=job.pk).update(max_retries=1)
-    engine.start([ready], WORKER, now=timezone.now() - timedelta(hours=1))
+    assert engine.start([ready], WORKER)
+    JobHistory.objects.filter(pk=ready.run_id).update(
+        heartbeat_at=timezone.now() - timedelta(hours=1)
+    )
     assert engine.reap() == 1
     retry = JobHistory.objects.get(job=job, attempt=2)
     assert retry.arguments == {"key": "k", "value": 1}
