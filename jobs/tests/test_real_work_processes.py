@@ -263,3 +263,20 @@ def test_the_huey_path_runs_a_python_and_a_shell_job(huey_env):
     assert all("/huey-" in run.worker for run in runs)
     assert "sending invoices for mon" in runs[0].log
     assert "from huey\nsh\n" in runs[1].log
+
+
+def test_shell_runs_go_to_workers_of_their_own_queue(huey_env):
+    """JOBS_SHELL_HUEY_QUEUE: the shell runs reach only the workers reading that queue
+    (run as another OS user in production); the others never run one."""
+    shell_queue = f"{huey_env['HUEY_QUEUE']}-shell"
+    python = job_now("py", "python", "jobs.tests.sample_tasks.send_invoices", {"day": "tue"})
+    shell = job_now("sh", "shell", "sh -c 'echo from the shell workers'")
+    main_worker = huey_worker(**{**huey_env, "JOBS_SHELL_ENABLED": "false"})
+    shell_worker = huey_worker(**{**huey_env, "HUEY_QUEUE": shell_queue})
+    proc = scheduler(**huey_env, JOBS_SHELL_HUEY_QUEUE=shell_queue)
+    with running(proc, main_worker, shell_worker):
+        python_run, shell_run = finished_run(python), finished_run(shell)
+    assert shell_run.status == RunStatus.SUCCESS, shell_run.log
+    assert f":{shell_worker.pid}/huey-" in shell_run.worker
+    assert python_run.status == RunStatus.SUCCESS, python_run.log
+    assert f":{main_worker.pid}/huey-" in python_run.worker
