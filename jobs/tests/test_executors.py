@@ -148,6 +148,17 @@ def test_two_runs_at_once_keep_their_own_prints_and_log_records():
     assert logs["b"].count("BBB print") == 30 and "AAA" not in logs["b"]
 
 
+def test_sys_exit_in_a_task_fails_its_run_and_an_async_task_is_awaited():
+    exits = python_job("jobs.tests.sample_tasks.exits", {"code": 3}, name="exits")
+    awaits = python_job("jobs.tests.sample_tasks.awaits", {"value": 41}, name="awaits")
+    due_now(exits, awaits)
+    run_all(workers=1)  # the thread that ran sys.exit() goes on to the next run
+    assert only_run(exits).status == RunStatus.FAILED
+    assert "the task called sys.exit(3)." in only_run(exits).log
+    assert only_run(awaits).status == RunStatus.SUCCESS
+    assert only_run(awaits).log.rstrip().endswith("returned: 42")
+
+
 def test_a_task_sees_that_it_should_stop():
     context = ExecutionContext()
     timer = threading.Timer(0.2, context.request_stop, args=("cancelled",))
