@@ -290,6 +290,23 @@ def test_a_shell_run_works_in_a_directory_of_its_own_and_fails_on_a_non_zero_exi
     assert lines[-1] == "exit status 7"
 
 
+def test_a_shell_child_that_closes_its_output_is_still_waited_for(settings):
+    """The end of the output is not the end of the run: the exit status decides, and
+    nothing is stopped that would have ended by itself."""
+    settings.JOBS_SHELL_ENABLED = True
+    outcome = ShellExecutor().execute(
+        ticket(
+            command="sh -c 'echo before; exec >/dev/null 2>&1; sleep 0.5; exit 0'",
+            executor="shell",
+            arguments={},
+        ),
+        ExecutionContext(),
+    )
+    assert outcome.succeeded, outcome.log
+    assert "stopping process group" not in outcome.log
+    assert outcome.log.endswith("before\nexit status 0\n")
+
+
 def test_shell_switched_off_after_saving_fails_the_runs_saying_why(settings):
     settings.JOBS_SHELL_ENABLED = True
     job = make_job(name="sh", executor="shell", command="true", clean=True)
