@@ -18,6 +18,11 @@ def heartbeat_interval() -> float:
     return float(settings.JOBS_LEASE_SECONDS) / 3.0
 
 
+def live_log_interval() -> float:
+    """Seconds between writes of the running runs' output so far (the live log)."""
+    return float(getattr(settings, "JOBS_LIVE_LOG_SECONDS", 1.0))
+
+
 def misfire_grace() -> timedelta:
     return timedelta(seconds=float(settings.JOBS_MISFIRE_GRACE_SECONDS))
 

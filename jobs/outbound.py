@@ -12,7 +12,8 @@ the webhook URL) and when an alert is sent (jobs.alerts), which connects to the 
 address it checked, so a name that resolves differently the second time (DNS rebinding)
 gains nothing. A name that does not resolve at validation is accepted (it is checked
 when sending). Hosts in JOBS_WEBHOOK_ALLOWED_HOSTS (an internal alert receiver) skip the
-address rules.
+address rules. HTTP jobs (jobs/executors/http.py) follow the same rules, with their own
+list: JOBS_HTTP_ALLOWED_HOSTS.
 """
 
 from __future__ import annotations
@@ -43,20 +44,26 @@ def normal_host(host: str) -> str:
     return (host or "").strip().rstrip(".").lower().strip("[]")
 
 
-def allowed_hosts() -> set[str]:
-    """JOBS_WEBHOOK_ALLOWED_HOSTS, normalised (lower case, IPv6 without brackets)."""
+# The settings listing hosts allowed although internal: for alerts, and for HTTP jobs.
+WEBHOOK_HOSTS = "JOBS_WEBHOOK_ALLOWED_HOSTS"
+HTTP_JOB_HOSTS = "JOBS_HTTP_ALLOWED_HOSTS"
+
+
+def allowed_hosts(setting: str = WEBHOOK_HOSTS) -> set[str]:
+    """The hosts a setting allows (JOBS_WEBHOOK_ALLOWED_HOSTS unless named otherwise),
+    normalised (lower case, IPv6 without brackets)."""
     names = set()
-    for entry in getattr(settings, "JOBS_WEBHOOK_ALLOWED_HOSTS", ()) or ():
+    for entry in getattr(settings, setting, ()) or ():
         name = normal_host(str(entry))
         address = parse_address(name)
         names.add(str(address) if address is not None else name)
     return names
 
 
-def is_allowed_anyway(host: str) -> bool:
+def is_allowed_anyway(host: str, setting: str = WEBHOOK_HOSTS) -> bool:
     name = normal_host(host)
     address = parse_address(name)
-    return (str(address) if address is not None else name) in allowed_hosts()
+    return (str(address) if address is not None else name) in allowed_hosts(setting)
 
 
 def parse_address(text: str) -> IPAddress | None:
@@ -99,10 +106,13 @@ def resolve(host: str, port: int) -> list[Destination]:
     ]
 
 
-def refusal(host: str, destinations: list[Destination] | None = None) -> str | None:
+def refusal(
+    host: str, destinations: list[Destination] | None = None, setting: str = WEBHOOK_HOSTS
+) -> str | None:
     """Why `host` (with the addresses it resolved to, if known) may not be sent to; None
-    when it may. Used by both checks, so they say the same."""
-    if is_allowed_anyway(host):
+    when it may. Used by both checks, so they say the same. `setting` names the list of
+    hosts allowed anyway."""
+    if is_allowed_anyway(host, setting):
         return None
     name = normal_host(host)
     literal = parse_address(name)
@@ -119,23 +129,23 @@ def refusal(host: str, destinations: list[Destination] | None = None) -> str | N
     return None
 
 
-def check_for_validation(host: str, port: int) -> str | None:
+def check_for_validation(host: str, port: int, setting: str = WEBHOOK_HOSTS) -> str | None:
     """The validation-time check: why not, or None. A name that does not resolve passes
     (it is checked again when an alert is sent)."""
     literal = parse_address(normal_host(host)) is not None
-    if literal or is_allowed_anyway(host) or is_local_name(host):
-        return refusal(host)
+    if literal or is_allowed_anyway(host, setting) or is_local_name(host):
+        return refusal(host, setting=setting)
     try:
         destinations = resolve(host, port)
     except (OSError, UnicodeError):
         return None
-    return refusal(host, destinations)
+    return refusal(host, destinations, setting)
 
 
-def vetted(host: str, port: int) -> list[Destination]:
+def vetted(host: str, port: int, setting: str = WEBHOOK_HOSTS) -> list[Destination]:
     """The send-time check: the addresses to connect to, every one of them allowed.
     Raises Refused (with the reason), or OSError when the name does not resolve."""
-    early = refusal(host)
+    early = refusal(host, setting=setting)
     if early is not None:
         raise Refused(early)
     try:
@@ -144,7 +154,7 @@ def vetted(host: str, port: int) -> list[Destination]:
         raise Refused(f"{normal_host(host)[:100]!r} is not a valid host name") from exc
     if not destinations:
         raise OSError(f"{normal_host(host)} has no address")
-    reason = refusal(host, destinations)
+    reason = refusal(host, destinations, setting)
     if reason is not None:
         raise Refused(reason)
     return destinations

@@ -43,6 +43,10 @@ class RunTicket:
     sim_failure_rate: float | None = None
     sim_min_seconds: float | None = None
     sim_max_seconds: float | None = None
+    # What runs it (Job.executor) and the arguments this run runs with (a JSON object;
+    # None for a simulated run, which reads none).
+    executor: str = "simulated"
+    arguments: dict | None = None
 
     @property
     def final_attempt(self) -> bool:

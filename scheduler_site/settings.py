@@ -308,6 +308,38 @@ JOBS_SIM_FAILURE_RATE = env_float("JOBS_SIM_FAILURE_RATE", 0.2, minimum=0.0, max
 JOBS_SIM_SEED = env_int("JOBS_SIM_SEED", None)
 
 
+# --- Jobs that do real work (README: "Jobs that do real work") -------------------------
+# Python tasks: besides each installed app's `tasks` module, these modules are imported
+# to find the functions registered with @jobs.register.
+JOBS_TASK_MODULES = env_list("JOBS_TASK_MODULES", ["jobs.example_tasks"])
+# The management commands a `command` job may run. Commands that execute code or lose
+# data (shell, dbshell, flush, createsuperuser, ...) run only if listed here, and then
+# only users with jobs.use_shell may choose them.
+JOBS_MANAGEMENT_COMMANDS = env_list(
+    "JOBS_MANAGEMENT_COMMANDS", ["clearsessions", "prunehistory", "check"]
+)
+# Shell jobs run any command as the scheduler's OS user: off unless switched on.
+JOBS_SHELL_ENABLED = env_bool("JOBS_SHELL_ENABLED", False)
+# With Huey: the queue shell runs are sent to, for workers of their own under another OS
+# user (docs/deployment.md); empty: with every other run.
+JOBS_SHELL_HUEY_QUEUE = env_str("JOBS_SHELL_HUEY_QUEUE", "")
+# The timeout of a shell job that sets none of its own.
+JOBS_SHELL_DEFAULT_TIMEOUT = env_int(
+    "JOBS_SHELL_DEFAULT_TIMEOUT", 3600, minimum=1, maximum=7 * 86400
+)
+# Stopping a shell or command run: SIGTERM to its process group, SIGKILL this long after.
+JOBS_KILL_GRACE_SECONDS = env_float("JOBS_KILL_GRACE_SECONDS", 5.0, minimum=0.0, maximum=600.0)
+# HTTP jobs: hosts (names or addresses) allowed although internal (jobs/outbound.py).
+JOBS_HTTP_ALLOWED_HOSTS = env_list("JOBS_HTTP_ALLOWED_HOSTS", [])
+# The total time an HTTP job's request may take when the job sets no timeout of its own.
+JOBS_HTTP_TIMEOUT_SECONDS = env_float(
+    "JOBS_HTTP_TIMEOUT_SECONDS", 30.0, minimum=0.1, maximum=3600.0
+)
+# A run's log keeps at most this many bytes (its beginning and its end).
+JOBS_LOG_MAX_BYTES = env_int("JOBS_LOG_MAX_BYTES", 262144, minimum=1024, maximum=64 * 1024 * 1024)
+# How often a running run's output so far is written to the database.
+JOBS_LIVE_LOG_SECONDS = env_float("JOBS_LIVE_LOG_SECONDS", 1.0, minimum=0.1, maximum=2.0)
+
 # --- Huey over Redis (optional) --------------------------------------------------------
 # With REDIS_URL set, runscheduler hands runs to Huey and `manage.py run_huey` workers on
 # any number of machines execute them. Without it, runscheduler runs them in its threads.

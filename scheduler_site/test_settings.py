@@ -23,3 +23,6 @@ AUTHENTICATION_BACKENDS = [
     "jobs.tests.backends.AxesBackendForTestClient",
     "django.contrib.auth.backends.ModelBackend",
 ]
+
+# The tasks the tests run (jobs/tests/sample_tasks.py), beside the examples.
+JOBS_TASK_MODULES = [*JOBS_TASK_MODULES, "jobs.tests.sample_tasks"]  # noqa: F405

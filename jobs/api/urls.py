@@ -9,6 +9,7 @@ from jobs.api.views import (
     JobViewSet,
     RunViewSet,
     SchedulePreviewView,
+    TaskListView,
 )
 
 router = DefaultRouter()
@@ -34,6 +35,7 @@ urlpatterns = _own_authentication(
         path("v1/jobs/<str:job_pk>/runs/", JobRunsView.as_view(), name="api-job-runs"),
         path("v1/jobs/<str:job_pk>/changes/", JobChangesView.as_view(), name="api-job-changes"),
         path("v1/schedule-preview/", SchedulePreviewView.as_view(), name="api-schedule-preview"),
+        path("v1/tasks/", TaskListView.as_view(), name="api-tasks"),
         path("v1/", include(router.urls)),
         # The schema and its docs are public: they describe the API, not the data.
         path("schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -5,7 +5,8 @@ claim -> start -> finish (-> retry), and reap, as the README's "life of a run" t
 - lifecycle.py: start, heartbeat, release, finish and the retries of failures;
 - reap.py: runs whose worker died or that are long past their timeout;
 - work.py: ready runs for the workers, hand-outs to Huey, when to wake up;
-- actions.py: what operators do (run now, retry, cancel).
+- actions.py: what operators do (run now, retry, cancel);
+- live.py: the output so far of running runs (the live log).
 
 The engine never sees SQL or the database vendor: it calls the operations of the store
 (jobs/sql) inside the store's transactions. It tells the rest of the app that runs
@@ -23,6 +24,7 @@ from jobs.engine.actions import (
 )
 from jobs.engine.claim import claim_due
 from jobs.engine.lifecycle import finish, heartbeat, release, start
+from jobs.engine.live import write_live_logs
 from jobs.engine.reap import reap
 from jobs.engine.work import (
     dispatch_ready,
@@ -51,4 +53,5 @@ __all__ = [
     "running_among",
     "start",
     "tickets_for",
+    "write_live_logs",
 ]

@@ -8,13 +8,14 @@ from __future__ import annotations
 import logging
 import uuid
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from jobs.models import ChangeAction, Job, JobHistory, RunStatus, Trigger
+from jobs.models import ChangeAction, ExecutorKind, Job, JobHistory, RunStatus, Trigger
 from jobs.models.changes import record_run_action
 from jobs.runs import as_key
 from jobs.sql import store
@@ -23,9 +24,18 @@ from jobs.sql.rows import JobStatus
 logger = logging.getLogger("jobs.engine")
 
 
-def run_now(job: Job, now: datetime | None = None) -> JobHistory:
-    """Create a pending run of `job` that may start at once (the "Run now" button)."""
+def run_now(
+    job: Job, now: datetime | None = None, *, arguments: dict[str, Any] | None = None
+) -> JobHistory:
+    """Create a pending run of `job` that may start at once (the "Run now" button).
+
+    The run keeps the arguments it will run with: `arguments` when given (validated by
+    the caller: jobs.models.job_rules.run_arguments_errors), else the job's own; a
+    simulated job's run keeps none unless given some.
+    """
     now = now or timezone.now()
+    if arguments is None and job.executor != ExecutorKind.SIMULATED:
+        arguments = job.arguments
     for _ in range(5):
         try:
             with store().writing():
@@ -36,6 +46,7 @@ def run_now(job: Job, now: datetime | None = None) -> JobHistory:
                     attempt=1,
                     trigger=Trigger.MANUAL,
                     created_at=now,
+                    arguments=arguments,
                 )
                 record_run_action(job.pk, job.name, ChangeAction.RUN_NOW, run.pk)
                 return run
@@ -66,7 +77,9 @@ def retry_run(run: JobHistory, now: datetime | None = None) -> JobHistory:
     attempts = JobHistory.objects.filter(job_id=run.job_id, scheduled_for=run.scheduled_for)
     with store().writing():
         # Read the status again: the caller's copy may be older than the run.
-        status = attempts.filter(pk=run.pk).values_list("status", flat=True).first()
+        status, arguments = attempts.filter(pk=run.pk).values_list(
+            "status", "arguments"
+        ).first() or (None, None)
         if status != RunStatus.FAILED:
             raise RetryRefused(gettext("Only a failed run can be retried."))
         # At least run.attempt, unless the run was deleted since the read above.
@@ -83,6 +96,8 @@ def retry_run(run: JobHistory, now: datetime | None = None) -> JobHistory:
                     trigger=Trigger.RETRY,
                     not_before=now,
                     created_at=now,
+                    # The next attempt runs with what the failed one ran with.
+                    arguments=arguments,
                 )
         except IntegrityError:
             # Someone (an operator or the scheduler) created that attempt just now.

@@ -23,10 +23,10 @@ from django.utils import timezone
 from jobs import conf, schedules
 from jobs.engine import overlap
 from jobs.engine.rows import pending_run
-from jobs.models import OverlapPolicy, ScheduleType, Trigger
+from jobs.models import ExecutorKind, OverlapPolicy, ScheduleType, Trigger
 from jobs.runs import RunTicket, new_key
 from jobs.sql import store
-from jobs.sql.base import JobsMoved, Operations, Store
+from jobs.sql.base import JobsMoved, Operations, Store, read_json
 from jobs.sql.rows import DueJob, JobMove, NewRun
 
 logger = logging.getLogger("jobs.engine")
@@ -35,6 +35,7 @@ _ONCE = ScheduleType.ONCE.value
 _CRON = ScheduleType.CRON.value
 _ALLOW = OverlapPolicy.ALLOW.value
 _SCHEDULE = Trigger.SCHEDULE.value
+_SIMULATED = ExecutorKind.SIMULATED.value
 
 
 @dataclass(slots=True)
@@ -60,8 +61,29 @@ class ScheduledRun:
     def add(self, job: DueJob, scheduled_for: datetime) -> str:
         key = new_key()
         at = self.store.adapt_datetime(scheduled_for)
+        if job.executor == _SIMULATED:
+            # The hot path: a simulated run stores and carries no arguments.
+            db_arguments = arguments = None
+        else:
+            # The run keeps the arguments it runs with: the job's, as they are now.
+            arguments = read_json(job.arguments)
+            db_arguments = (
+                job.arguments
+                if isinstance(job.arguments, str)
+                else self.store.adapt_json(arguments)
+            )
         self.plan.runs.append(
-            pending_run(key, job.key, at, 1, _SCHEDULE, at, self.db_now, self.db_dispatched_at)
+            pending_run(
+                key,
+                job.key,
+                at,
+                1,
+                _SCHEDULE,
+                at,
+                self.db_now,
+                self.db_dispatched_at,
+                db_arguments,
+            )
         )
         self.plan.tickets.append(
             RunTicket(
@@ -77,6 +99,8 @@ class ScheduledRun:
                 sim_failure_rate=job.sim_failure_rate,
                 sim_min_seconds=job.sim_min_seconds,
                 sim_max_seconds=job.sim_max_seconds,
+                executor=job.executor,
+                arguments=arguments,
             )
         )
         return key

@@ -31,9 +31,10 @@ def pending_run(
     db_not_before: object,
     db_now: object,
     db_dispatched_at: object = None,
+    db_arguments: object = None,
 ) -> NewRun:
     """A pending run to insert, from values already adapted by the store (`db_now`: one
-    value for a whole batch)."""
+    value for a whole batch; `db_arguments`: JSON text, None for a simulated run)."""
     return _make_row(
         NewRun,
         (
@@ -48,6 +49,7 @@ def pending_run(
             "",
             db_now,
             db_dispatched_at,
+            db_arguments,
         ),
     )
 
@@ -57,7 +59,8 @@ def retry_runs(
     failed: Iterable[tuple[RunTicket, datetime]],
     rng: random.Random | None = None,
 ) -> list[NewRun]:
-    """Pending next attempts for failed attempts that have retries left."""
+    """Pending next attempts for failed attempts that have retries left, with the
+    arguments the failed attempt ran with."""
     rows = []
     for ticket, failed_at in failed:
         if ticket.final_attempt:
@@ -73,6 +76,8 @@ def retry_runs(
                 _RETRY,
                 dt(failed_at + delay),
                 dt(failed_at),
+                None,
+                store.adapt_json(ticket.arguments),
             )
         )
     return rows

@@ -47,6 +47,16 @@ def validate_schedule_time(value: datetime) -> None:
         )
 
 
+class ExecutorKind(models.TextChoices):
+    """What a job's runs do (Job.executor); Job.command is read per kind."""
+
+    SIMULATED = "simulated", _("Simulated")
+    PYTHON = "python", _("Python task")
+    COMMAND = "command", _("Management command")
+    SHELL = "shell", _("Shell command")
+    HTTP = "http", _("HTTP request")
+
+
 class ScheduleType(models.TextChoices):
     ONCE = "once", _("Once")
     INTERVAL = "interval", _("Every N units")

@@ -10,17 +10,17 @@ import uuid
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import MaxValueValidator
 from django.db import models, router, transaction
-from django.db.models import Q
+from django.db.models import Q, Value
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext, pgettext
 
-from jobs import schedules, text
+from jobs import access, registry, schedules, text
 from jobs.cron_text import describe_cron
 from jobs.models import changes, job_rules
 from jobs.models.choices import (
@@ -40,6 +40,7 @@ from jobs.models.choices import (
     STREAK_RULE_FIELDS,
     TIME_ZONE_MAX_LENGTH,
     WEBHOOK_URL_MAX_LENGTH,
+    ExecutorKind,
     IntervalUnit,
     JobState,
     MisfirePolicy,
@@ -56,10 +57,34 @@ class Job(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(_("name"), max_length=NAME_MAX_LENGTH)
     description = models.TextField(_("description"), blank=True, max_length=DESCRIPTION_MAX_LENGTH)
+    # What runs, read per executor: a registered task's name (python), a management
+    # command line (command), a command line (shell), a URL (http); for simulated jobs
+    # only words for the log.
     command = models.CharField(
         _("command"),
         max_length=COMMAND_MAX_LENGTH,
-        help_text=_("What the job runs. Execution is simulated unless another executor is set."),
+        help_text=_(
+            "What the job runs: the task's name, the management command line, the shell "
+            "command line or the URL, as the executor reads it."
+        ),
+    )
+    # db_default too: rows inserted by raw SQL (the benchmarks, scripts) are simulated.
+    executor = models.CharField(
+        _("executor"),
+        max_length=16,
+        choices=ExecutorKind.choices,
+        default=ExecutorKind.SIMULATED,
+        db_default=ExecutorKind.SIMULATED,
+        help_text=_("What a run does: simulate, call a Python task, run a command or a request."),
+    )
+    # A JSON object, read per executor (README "Jobs that do real work"): keyword
+    # arguments (python), method/headers/body/expect_status (http), env (shell).
+    arguments = models.JSONField(
+        _("arguments"),
+        default=dict,
+        db_default=Value({}, output_field=models.JSONField()),
+        blank=True,
+        help_text=_("A JSON object, read by the executor (keyword arguments of a Python task)."),
     )
     schedule_type = models.CharField(
         _("schedule"), max_length=16, choices=ScheduleType.choices, default=ScheduleType.INTERVAL
@@ -300,14 +325,20 @@ class Job(models.Model):
         copy.save()  # computes anchor_at and next_run_at
         return copy, disabled_because
 
-    def restore(self, version: changes.JobChange) -> bool:
+    def restore(self, version: changes.JobChange, *, user: object = None) -> bool:
         """Put back the fields as they were after `version` (a JobChange of this job);
         False when they are so already (nothing is saved or recorded then).
 
         Validated like any edit; raises ValidationError and leaves the job as it was
         when that version would not be valid now (a one-off time since passed, say).
-        Recorded as a "restore".
+        With `user`, raises PermissionDenied when the job, as it is or as it would be,
+        needs jobs.use_shell and the user has not got it (see may_restore). Recorded as
+        a "restore".
         """
+        if user is not None and not self.may_restore(version, user):
+            raise PermissionDenied(
+                _("Only users allowed to use shell commands may restore this version.")
+            )
         editable = changes.audited_fields(type(self))
         wanted = {
             name: self._meta.get_field(name).to_python(value)
@@ -327,6 +358,11 @@ class Job(models.Model):
             raise
         self.save(change_action=changes.ChangeAction.RESTORE)
         return True
+
+    def may_restore(self, version: changes.JobChange, user: object) -> bool:
+        """Whether `user` may restore `version`: jobs.use_shell when the job, as it is or
+        as that version was, runs shell commands (or a dangerous management command)."""
+        return access.may_change_job_like(user, self, version.snapshot or {})
 
     # --- loading and saving ---------------------------------------------------------
 
@@ -476,7 +512,10 @@ class Job(models.Model):
         # A browser sends a textarea's line breaks as CR LF; a lone CR is refused.
         self.command = text.normalize_newlines(self.command)
         errors = job_rules.job_errors(
-            self, schedule_changed=self._schedule_changed, webhook_changed=self._webhook_changed
+            self,
+            schedule_changed=self._schedule_changed,
+            webhook_changed=self._webhook_changed,
+            command_changed=self._command_changed,
         )
         if errors:
             raise ValidationError(errors)
@@ -489,6 +528,49 @@ class Job(models.Model):
         if "cron_expression" in text:
             errors["cron_expression"] = text["cron_expression"]
         return errors
+
+    def _command_changed(self) -> bool:
+        if self._state.adding:
+            return True
+        loaded = self._values_as_loaded() or {}
+        return loaded.get("command") != self.command or loaded.get("executor") != self.executor
+
+    # --- what runs --------------------------------------------------------------------
+
+    @property
+    def execution_problem(self) -> str:
+        """Why this job's runs fail before doing anything, though it was valid when saved
+        (its task no longer registered, its command no longer listed, its executor
+        switched off, its URL's host now refused); "" when nothing stops it. The runs
+        fail with this reason in their log; the scheduler goes on."""
+        return job_rules.execution_problem(self) or ""
+
+    @property
+    def execution_text(self) -> str:
+        """What the job runs, in words: "Python task billing.send(day='today')",
+        "Shell: backup.sh --full"."""
+        if self.executor == ExecutorKind.PYTHON:
+            arguments = ", ".join(
+                f"{name}={registry.short_repr(value, 40)}"
+                for name, value in (self.arguments or {}).items()
+            )
+            return _("Python task %(call)s") % {"call": f"{self.command}({arguments})"}
+        if self.executor == ExecutorKind.COMMAND:
+            return _("Management command: %(line)s") % {"line": self.command}
+        if self.executor == ExecutorKind.SHELL:
+            return _("Shell: %(line)s") % {"line": self.command}
+        if self.executor == ExecutorKind.HTTP:
+            method = str((self.arguments or {}).get("method") or "GET").upper()
+            return _("HTTP %(method)s %(url)s") % {"method": method, "url": self.command}
+        return _("Simulated: %(command)s") % {"command": self.command}
+
+    def run_arguments(self, arguments: dict | None) -> dict | None:
+        """Arguments for one run of this job ("Run now" with arguments), checked and
+        normalised as the job's own are; None stays None (the run takes the job's).
+        Raises ValidationError with the messages at "arguments"."""
+        if arguments is None:
+            return None
+        return job_rules.run_arguments(self, arguments)
 
     def _webhook_changed(self) -> bool:
         if self._state.adding or not self.webhook_url:

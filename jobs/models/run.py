@@ -195,6 +195,9 @@ class JobHistory(models.Model):
         _("noticed running long"), null=True, blank=True, editable=False
     )
     log = models.TextField(_("log"), blank=True)
+    # The arguments this run ran with (a JSON object); NULL for simulated runs, so that
+    # their claim writes nothing more than it did.
+    arguments = models.JSONField(_("arguments"), null=True, blank=True)
     worker = models.CharField(_("worker"), max_length=200, blank=True)
     # Who cancelled the run (a user name); blank when the scheduler did (overlap policy
     # replace) or the run was not cancelled. Text, so it outlives the user account.

@@ -23,6 +23,7 @@ from django.utils import timezone
 from jobs import conf, engine, metrics
 from jobs.alerts import running_long
 from jobs.executors import ExecutionContext, Executor, load_executor
+from jobs.executors.routing import routed
 from jobs.runtime import retention
 from jobs.runtime.pool import HueyHandoff, WorkerPool
 from jobs.runtime.worker import Heartbeater, process_name
@@ -68,7 +69,9 @@ class Scheduler:
         self.handoff: WorkerPool | HueyHandoff = handoff or WorkerPool(
             workers=workers,
             name=self.name,
-            executor=executor or load_executor(),
+            # Simulated runs go to `executor` (JOBS_EXECUTOR's by default), the others to
+            # the executor of their kind.
+            executor=routed(executor or load_executor()),
             context=self.context,
             heartbeater=Heartbeater(),
             wake=self._wake.set,

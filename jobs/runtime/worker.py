@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from django.db import DatabaseError, close_old_connections, connection
 
 from jobs import conf, engine, metrics
+from jobs.engine.logs import safe_log
 from jobs.executors import (
     STOP_CANCELLED,
     STOP_SHUTDOWN,
@@ -28,7 +29,9 @@ from jobs.executors import (
     Executor,
     load_executor,
 )
+from jobs.executors.routing import routed
 from jobs.runs import RunResult, RunTicket
+from jobs.sql.rows import LiveLog
 
 logger = logging.getLogger(__name__)
 
@@ -41,9 +44,10 @@ WATCH_INTERVAL = 1.0
 
 
 # A run being executed: the context its executor watches, the worker's own context
-# (stopped at shutdown), and when it times out (time.monotonic()). A tuple: cheaper than
-# an object, and one is made for every run.
-_Executing = tuple[ExecutionContext, ExecutionContext | None, float | None]
+# (stopped at shutdown), when it times out (time.monotonic()), and the worker's name (the
+# live log writes only runs still running for it). A tuple: cheaper than an object, and
+# one is made for every run.
+_Executing = tuple[ExecutionContext, ExecutionContext | None, float | None, str]
 
 
 def process_name() -> str:
@@ -61,16 +65,27 @@ class Heartbeater:
     (it wakes for the earliest deadline), and every run when its worker's own context is
     stopped (shutdown).
 
+    Every JOBS_LIVE_LOG_SECONDS it writes the output so far of the runs whose executor
+    keeps one (context.output: shell, command, python and http runs) and that wrote
+    something since, with one statement for all of them (the live log). Simulated runs
+    keep none and cost nothing here.
+
     Workers say which run they are executing (begin / end). That is a dict entry, with no
     lock: each run has a context of its own, so stopping one whose run has just ended
     stops nothing else; the thread reads a copy of the dict (one C call under the GIL).
     """
 
     def __init__(
-        self, interval: float | None = None, watch_interval: float = WATCH_INTERVAL
+        self,
+        interval: float | None = None,
+        watch_interval: float = WATCH_INTERVAL,
+        live_log_interval: float | None = None,
     ) -> None:
         self.interval = conf.heartbeat_interval() if interval is None else interval
         self.watch_interval = watch_interval
+        self.live_log_interval = (
+            conf.live_log_interval() if live_log_interval is None else live_log_interval
+        )
         self._held: set[str] = set()
         self._executing: dict[str, _Executing] = {}
         self._lock = threading.Lock()
@@ -96,13 +111,14 @@ class Heartbeater:
         context: ExecutionContext,
         timeout: float | None = None,
         parent: ExecutionContext | None = None,
+        worker: str = "",
     ) -> None:
         """A worker is about to execute `run_key` with `context` (its own): stop it when
         it must (cancelled, `timeout` seconds passed, `parent` stopped)."""
         if timeout is None:
-            self._executing[run_key] = (context, parent, None)
+            self._executing[run_key] = (context, parent, None, worker)
         else:
-            self._executing[run_key] = (context, parent, time.monotonic() + timeout)
+            self._executing[run_key] = (context, parent, time.monotonic() + timeout, worker)
             self._wake.set()  # sleep until this deadline if it is the earliest
 
     def end(self, run_key: str) -> None:
@@ -123,15 +139,37 @@ class Heartbeater:
         if not executing:
             return 0
         running = engine.running_among(executing)
-        gone = [context for key, (context, _, _) in executing.items() if key not in running]
+        gone = [context for key, (context, *_) in executing.items() if key not in running]
         for context in gone:
             context.request_stop(STOP_CANCELLED)
         return len(gone)
 
+    def write_live_logs(self) -> int:
+        """Write the output so far of the executing runs that wrote since the last time,
+        in one statement; returns how many runs it wrote."""
+        rows = []
+        written = []
+        for key, (context, _, _, worker) in self._executing.copy().items():
+            output = context.output
+            if output is None or not output.changed:
+                continue
+            output.changed = False  # before reading: a write from now on is seen next time
+            written.append(output)
+            rows.append(LiveLog(key, worker, safe_log(output.text())))
+        if not rows:
+            return 0
+        try:
+            engine.write_live_logs(rows)
+        except Exception:
+            for output in written:
+                output.changed = True  # try again next time
+            raise
+        return len(rows)
+
     def _enforce(self, now: float) -> float | None:
         """Stop runs whose worker stopped or whose deadline passed; the next deadline."""
         upcoming = None
-        for context, parent, deadline in self._executing.copy().values():
+        for context, parent, deadline, _ in self._executing.copy().values():
             if context.reason:
                 continue  # already stopped
             if parent is not None and parent.stop.is_set():
@@ -146,6 +184,7 @@ class Heartbeater:
     def _loop(self) -> None:
         next_beat = time.monotonic() + self.interval
         next_watch = time.monotonic() + self.watch_interval
+        next_log = time.monotonic() + self.live_log_interval
         try:
             while not self._stop.is_set():
                 self._wake.clear()  # before looking: a wake from now on is not lost
@@ -161,6 +200,13 @@ class Heartbeater:
                         # Once a second during an outage: a line, not a traceback.
                         logger.warning("looking for cancelled runs failed: %s", error)
                         close_old_connections()
+                if now >= next_log:
+                    next_log = now + self.live_log_interval
+                    try:
+                        self.write_live_logs()
+                    except Exception as error:
+                        logger.warning("writing the live logs failed: %s", error)
+                        close_old_connections()
                 if now >= next_beat:
                     next_beat = now + self.interval
                     try:
@@ -168,7 +214,7 @@ class Heartbeater:
                     except Exception:
                         logger.exception("heartbeat failed")
                         close_old_connections()
-                wake_at = min(next_watch, next_beat)
+                wake_at = min(next_watch, next_beat, next_log)
                 if upcoming is not None:
                     wake_at = min(wake_at, upcoming)
                 self._wake.wait(max(wake_at - time.monotonic(), 0.0))
@@ -277,7 +323,7 @@ def run_batch(
             # The run's own context, so that it can be stopped alone (cancelled, past its
             # timeout); the heartbeater stops it too when `context` (the worker's) is.
             run_context = ExecutionContext()
-            heartbeater.begin(ticket.run_key, run_context, ticket.timeout_seconds, context)
+            heartbeater.begin(ticket.run_key, run_context, ticket.timeout_seconds, context, worker)
             try:
                 results.append(execute(executor, ticket, run_context))
             finally:
@@ -300,7 +346,7 @@ def _resources() -> tuple[Executor, Heartbeater]:
     global _process_resources
     with _process_lock:
         if _process_resources is None:
-            _process_resources = (load_executor(), Heartbeater().start())
+            _process_resources = (routed(load_executor()), Heartbeater().start())
         return _process_resources
 
 

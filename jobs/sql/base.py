@@ -16,6 +16,7 @@ match a generic plan's `status = $1` to a partial index.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -26,6 +27,7 @@ from typing import Any, NamedTuple
 
 from django.db import connection, transaction
 
+from jobs.models import ExecutorKind
 from jobs.runs import RunTicket
 from jobs.sql import loader
 from jobs.sql.rows import (
@@ -38,6 +40,7 @@ from jobs.sql.rows import (
     JobOutcome,
     JobPageRow,
     JobStatus,
+    LiveLog,
     LostRun,
     NewRun,
     PruneEdge,
@@ -52,6 +55,8 @@ logger = logging.getLogger("django.db.backends")
 
 # Rows per multi-row statement: well under SQLite's 32,766 bound parameters.
 ROWS_PER_STATEMENT = 900
+# Live logs per statement: each may be JOBS_LOG_MAX_BYTES long.
+LIVE_LOGS_PER_STATEMENT = 100
 
 
 def chunks(items: Sequence, size: int = ROWS_PER_STATEMENT) -> Iterator[Sequence]:
@@ -238,19 +243,37 @@ class Store:
     def ticket(self, row: Sequence) -> RunTicket:
         """A RunTicket from the first TICKET_COLUMNS columns of a ticket statement."""
         read_key = self.read_key
+        executor = row[12]
         return RunTicket(
             read_key(row[0]),
             read_key(row[1]),
             row[2],
             row[3],
             self.read_datetime(row[4]),
-            *row[5:TICKET_COLUMNS],
+            *row[5:12],
+            executor,
+            # A simulated run reads no arguments: not decoded on the hot path.
+            None if executor == SIMULATED else read_json(row[13]),
         )
 
+    def adapt_json(self, value: object) -> str | None:
+        """A JSON value as a statement parameter (JSON text; None stays NULL)."""
+        return None if value is None else json.dumps(value)
+
+
+def read_json(value: object) -> Any:
+    """A JSON column as a statement returned it (text, or already decoded)."""
+    if isinstance(value, str | bytes | bytearray):
+        return json.loads(value)
+    return value
+
+
+SIMULATED = ExecutorKind.SIMULATED.value
 
 # Ticket statements select these columns first: run id, job id, name, command,
-# scheduled_for, attempt, max_retries, backoff, timeout, and the three simulation values.
-TICKET_COLUMNS = 12
+# scheduled_for, attempt, max_retries, backoff, timeout, the three simulation values,
+# the job's executor and the run's arguments (the job's when the run has none).
+TICKET_COLUMNS = 14
 
 
 class Operations:
@@ -359,6 +382,15 @@ class Operations:
     def heartbeat_runs(self, keys: Sequence[str], now: object) -> int:
         return self._count("heartbeat_runs", [now], keys)
 
+    def write_live_logs(self, rows: Sequence[LiveLog]) -> int:
+        """The output so far of running runs, each only while its worker still runs it:
+        one statement per chunk of runs (the logs are large; a hundred per statement)."""
+        written = 0
+        for chunk in chunks(rows, LIVE_LOGS_PER_STATEMENT):
+            params = [value for row in chunk for value in row]
+            written += self._execute("write_live_logs", params, len(chunk)).rowcount
+        return written
+
     def owned_runs(self, keys: Sequence[str], worker: str) -> set[str]:
         """Which of these runs `worker` still runs, locked until the transaction ends."""
         return self._keys("owned_runs", [worker], keys)
@@ -418,7 +450,12 @@ class Operations:
         """Running runs whose heartbeat is older than `cutoff`, locked."""
         ticket, read_dt = self.store.ticket, self.store.read_datetime
         return [
-            LostRun(ticket(row), row[TICKET_COLUMNS], read_dt(row[13]), read_dt(row[14]))
+            LostRun(
+                ticket(row),
+                row[TICKET_COLUMNS],
+                read_dt(row[TICKET_COLUMNS + 1]),
+                read_dt(row[TICKET_COLUMNS + 2]),
+            )
             for row in self._execute("lost_runs", [cutoff, limit]).fetchall()
         ]
 

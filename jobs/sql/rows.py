@@ -34,6 +34,8 @@ class DueJob(NamedTuple):
     sim_failure_rate: float | None
     sim_min_seconds: float | None
     sim_max_seconds: float | None
+    executor: str
+    arguments: object  # the job's arguments as the database gave them (JSON text)
 
 
 class JobMove(NamedTuple):
@@ -59,6 +61,7 @@ class NewRun(NamedTuple):
     worker: str
     created_at: object
     dispatched_at: object
+    arguments: object = None  # JSON text (store.adapt_json); NULL for simulated runs
 
 
 class SkippedRun(NamedTuple):
@@ -103,6 +106,14 @@ class FinishedRun(NamedTuple):
     finished_at: object
     log: str
     key: str
+
+
+class LiveLog(NamedTuple):
+    """A running run's output so far, written only while `worker` still runs it."""
+
+    key: str
+    worker: str
+    log: str
 
 
 class ActiveRun(NamedTuple):

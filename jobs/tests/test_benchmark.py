@@ -22,6 +22,7 @@ TINY = [
     "--pages-jobs", "20", "--runs", "200", "--repeat", "1",
     "--alerts-running", "4",
     "--upcoming-jobs", "40",
+    "--executor-runs", "10", "--shell-runs", "3", "--chatty", "3", "--chatty-seconds", "1.5",
 ]  # fmt: skip
 
 MACHINE_FIELDS = {
@@ -39,6 +40,21 @@ MACHINE_FIELDS = {
 }
 COMMON_FIELDS = {"scenario", "load_average_before", "load_average_after", "total_s"}
 FIELDS = {
+    "executors": {
+        "workers",
+        "chatty_runs",
+        "run_seconds",
+        "wall_s",
+        "live_log_interval_s",
+        "live_log_statements",
+        "live_log_rows",
+        "rows_per_statement",
+        "statements_per_s",
+        "rows_per_s",
+        "ms_per_statement",
+        "mb_per_s",
+        "per_run",
+    },
     "burst": {
         "jobs",
         "workers",
@@ -164,7 +180,7 @@ def test_every_scenario_runs_on_a_tiny_size_and_reports_every_field(capfd):
     assert report["machine"]["cpu_count"] >= 1
     assert report["machine"]["database"] == connection.vendor
     results = {result["scenario"]: result for result in report["results"]}
-    assert list(results) == ["burst", "steady", "scale", "pages", "alerts", "upcoming"]
+    assert list(results) == ["burst", "steady", "scale", "pages", "alerts", "upcoming", "executors"]
     for scenario, fields in FIELDS.items():
         assert set(results[scenario]) == fields | COMMON_FIELDS, scenario
 
@@ -187,6 +203,16 @@ def test_every_scenario_runs_on_a_tiny_size_and_reports_every_field(capfd):
     future = results["upcoming"]
     assert future["jobs"] == 40 and future["every_second_jobs"] == 2
     assert all(row["queries"] > 0 for row in future["pages"])
+    executors = results["executors"]
+    assert [
+        (row["kind"].split()[0], row["runs"], row["succeeded"]) for row in executors["per_run"]
+    ] == [
+        ("simulated", 10, 10),
+        ("python", 10, 10),
+        ("shell", 3, 3),
+    ]
+    assert executors["live_log_statements"] >= 1
+    assert executors["rows_per_statement"] >= 1
     # The progress went to stderr, the figures alone to stdout.
     assert "burst: creating 40 jobs" in capfd.readouterr().err
 

@@ -31,7 +31,7 @@ from jobs.sql.bench import bench_support
 
 __all__ = ["Command", "format_report", "throwaway_database"]
 
-SCENARIOS = ("burst", "steady", "scale", "pages", "alerts", "upcoming")
+SCENARIOS = ("burst", "steady", "scale", "pages", "alerts", "upcoming", "executors")
 
 
 def _sizes(text: str) -> list[int]:
@@ -103,6 +103,20 @@ class Command(BaseCommand):
             default=10_000,
             help="jobs of mixed schedules (10,000); also uses --repeat",
         )
+        group = parser.add_argument_group("executors")
+        group.add_argument(
+            "--executor-runs",
+            type=int,
+            default=2000,
+            help="runs per kind of job (simulated, python) (2,000)",
+        )
+        group.add_argument("--shell-runs", type=int, default=500, help="shell `true` runs (500)")
+        group.add_argument(
+            "--chatty", type=int, default=100, help="chatty runs at once, for the live log (100)"
+        )
+        group.add_argument(
+            "--chatty-seconds", type=float, default=5.0, help="how long each prints (5)"
+        )
         parser.add_argument(
             "--py-spy",
             type=Path,
@@ -162,6 +176,10 @@ class Command(BaseCommand):
         check("days", [options["days"]], 0.01, 3650)
         check("repeat", [options["repeat"]], 1, 1000)
         check("alerts-running", [options["alerts_running"]], 0, 100_000)
+        check("executor-runs", [options["executor_runs"]], 1, 1_000_000)
+        check("shell-runs", [options["shell_runs"]], 1, 100_000)
+        check("chatty", [options["chatty"]], 1, 256)
+        check("chatty-seconds", [options["chatty_seconds"]], 0.5, 3600)
         if options["db_file"] and not _support().can_keep_database_file():
             raise CommandError("--db-file is for SQLite")
         workers = options["workers"]
@@ -206,6 +224,17 @@ class Command(BaseCommand):
                         "repeat": options["repeat"],
                     }
                 )
+            elif scenario == "executors":
+                plan.append(
+                    {
+                        "scenario": "executors",
+                        "runs": options["executor_runs"],
+                        "shell_runs": options["shell_runs"],
+                        "chatty": options["chatty"],
+                        "chatty_seconds": options["chatty_seconds"],
+                        "workers": workers,
+                    }
+                )
             else:
                 plan.append(
                     {
@@ -222,7 +251,16 @@ class Command(BaseCommand):
     # --- the child: one scenario in this process ------------------------------------
 
     def _child(self, spec: dict[str, Any]) -> None:
-        from jobs.bench import alert_rules, burst, machine, pages, scale, steady, upcoming
+        from jobs.bench import (
+            alert_rules,
+            burst,
+            executors,
+            machine,
+            pages,
+            scale,
+            steady,
+            upcoming,
+        )
         from jobs.bench.progress import Progress
 
         call_command("migrate", verbosity=0)
@@ -243,6 +281,15 @@ class Command(BaseCommand):
             )
         elif scenario == "scale":
             result = scale.run(spec["jobs"], spec["workers"], progress)
+        elif scenario == "executors":
+            result = executors.run(
+                spec["runs"],
+                spec["workers"],
+                progress,
+                shell_runs=spec["shell_runs"],
+                chatty=spec["chatty"],
+                chatty_seconds=spec["chatty_seconds"],
+            )
         elif scenario == "pages":
             result = pages.run(
                 spec["jobs"],
@@ -327,6 +374,8 @@ def _describe(spec: dict[str, Any]) -> str:
         return f"alerts, {spec['runs']:,} runs of one job, {spec['running']:,} running"
     if scenario == "upcoming":
         return f"upcoming, {spec['jobs']:,} jobs"
+    if scenario == "executors":
+        return f"executors, {spec['runs']:,} runs per kind, {spec['chatty']} chatty runs"
     return f"pages, {spec['jobs']:,} jobs and {spec['runs']:,} runs"
 
 

@@ -18,7 +18,7 @@
 SELECT id, name, command, schedule_type, interval, interval_unit, misfire_policy,
        next_run_at, max_retries, retry_backoff_seconds, cron_expression,
        timezone, overlap_policy, timeout_seconds, sim_failure_rate, sim_min_seconds,
-       sim_max_seconds
+       sim_max_seconds, executor, arguments
   FROM {job_table}
  WHERE is_active AND next_run_at <= %s
  ORDER BY next_run_at LIMIT %s
@@ -33,9 +33,10 @@ UPDATE {job_table} AS t SET next_run_at = v.next_run_at, is_active = v.is_active
 -- name: insert_runs
 -- A second claim of the same occurrence inserts nothing: the unique
 -- (job, scheduled_for, attempt) constraint.
--- rows: (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+-- The arguments travel as JSON text, cast here (Django reads jsonb as text too).
+-- rows: (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb)
 INSERT INTO {run_table} (id, job_id, scheduled_for, attempt, status, trigger, not_before,
-                         log, worker, created_at, dispatched_at)
+                         log, worker, created_at, dispatched_at, arguments)
 VALUES {rows}
 ON CONFLICT DO NOTHING RETURNING id
 
@@ -87,6 +88,14 @@ UPDATE {run_table} SET status = {pending}, worker = '', started_at = NULL,
 -- params: now, keys
 UPDATE {run_table} SET heartbeat_at = %s WHERE status = {running} AND id IN ({keys})
 
+-- name: write_live_logs
+-- The output so far of running runs (the live log), each only while the worker that
+-- runs it still does: one statement for a batch.
+-- rows: (%s::uuid, %s::varchar, %s::text)
+UPDATE {run_table} AS t SET log = v.log
+  FROM (VALUES {rows}) AS v(id, worker, log)
+ WHERE t.id = v.id AND t.worker = v.worker AND t.status = {running}
+
 -- name: owned_runs
 -- Which runs a worker still owns, locked (differs from SQLite, where the write lock does
 -- it) so that the reaper cannot take one between this check and the write.
@@ -131,7 +140,8 @@ UPDATE {job_table} AS t SET consecutive_failures = v.consecutive_failures
 -- params: cutoff, limit
 SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
-       j.sim_min_seconds, j.sim_max_seconds,
+       j.sim_min_seconds, j.sim_max_seconds, j.executor,
+       COALESCE(r.arguments, j.arguments),
        r.worker, r.heartbeat_at, r.started_at
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
  WHERE r.status = {running} AND r.heartbeat_at < %s
@@ -149,7 +159,8 @@ RETURNING id
 -- params: limit
 SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
-       j.sim_min_seconds, j.sim_max_seconds, r.started_at
+       j.sim_min_seconds, j.sim_max_seconds, j.executor,
+       COALESCE(r.arguments, j.arguments), r.started_at
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
  WHERE r.status = {running} AND r.started_at IS NOT NULL
    AND j.timeout_seconds IS NOT NULL
@@ -201,7 +212,8 @@ SELECT CAST(EXTRACT(EPOCH FROM (finished_at - started_at)) AS double precision)
 -- params: now, limit
 SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
-       j.sim_min_seconds, j.sim_max_seconds
+       j.sim_min_seconds, j.sim_max_seconds, j.executor,
+       COALESCE(r.arguments, j.arguments)
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
  WHERE r.status = {pending} AND r.not_before <= %s
  ORDER BY r.not_before LIMIT %s
@@ -212,7 +224,8 @@ SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
 -- params: now, cutoff, limit
 SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
-       j.sim_min_seconds, j.sim_max_seconds
+       j.sim_min_seconds, j.sim_max_seconds, j.executor,
+       COALESCE(r.arguments, j.arguments)
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
  WHERE r.status = {pending} AND r.not_before <= %s
    AND (r.dispatched_at IS NULL OR r.dispatched_at < %s)
@@ -233,7 +246,8 @@ UPDATE {run_table} SET dispatched_at = %s WHERE status = {pending} AND id IN ({k
 -- params: now, keys
 SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
-       j.sim_min_seconds, j.sim_max_seconds
+       j.sim_min_seconds, j.sim_max_seconds, j.executor,
+       COALESCE(r.arguments, j.arguments)
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
  WHERE r.status = {pending} AND r.not_before <= %s AND r.id IN ({keys})
 

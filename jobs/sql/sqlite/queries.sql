@@ -18,7 +18,7 @@
 SELECT id, name, command, schedule_type, interval, interval_unit, misfire_policy,
        CAST(next_run_at AS TEXT), max_retries, retry_backoff_seconds, cron_expression,
        timezone, overlap_policy, timeout_seconds, sim_failure_rate, sim_min_seconds,
-       sim_max_seconds
+       sim_max_seconds, executor, arguments
   FROM {job_table}
  WHERE is_active AND next_run_at <= %s
  ORDER BY next_run_at LIMIT %s
@@ -32,9 +32,9 @@ UPDATE {job_table} SET next_run_at = %s, is_active = %s
 -- name: insert_runs
 -- A second claim of the same occurrence inserts nothing: the unique
 -- (job, scheduled_for, attempt) constraint.
--- rows: (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+-- rows: (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 INSERT INTO {run_table} (id, job_id, scheduled_for, attempt, status, trigger, not_before,
-                         log, worker, created_at, dispatched_at)
+                         log, worker, created_at, dispatched_at, arguments)
 VALUES {rows}
 ON CONFLICT DO NOTHING RETURNING id
 
@@ -88,6 +88,15 @@ UPDATE {run_table} SET status = {pending}, worker = '', started_at = NULL,
 -- params: now, keys
 UPDATE {run_table} SET heartbeat_at = %s WHERE status = {running} AND id IN ({keys})
 
+-- name: write_live_logs
+-- The output so far of running runs (the live log), each only while the worker that
+-- runs it still does: one statement for a batch (a VALUES list's columns are column1..).
+-- rows: (%s, %s, %s)
+UPDATE {run_table} SET log = v.column3
+  FROM (VALUES {rows}) AS v
+ WHERE {run_table}.id = v.column1 AND {run_table}.worker = v.column2
+   AND {run_table}.status = {running}
+
 -- name: owned_runs
 -- Which runs a worker still owns. The transaction's write lock keeps the reaper from
 -- taking one between this check and the write.
@@ -123,7 +132,8 @@ UPDATE {job_table} SET consecutive_failures = %s WHERE id = %s
 -- params: cutoff, limit
 SELECT r.id, r.job_id, j.name, j.command, CAST(r.scheduled_for AS TEXT), r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
-       j.sim_min_seconds, j.sim_max_seconds,
+       j.sim_min_seconds, j.sim_max_seconds, j.executor,
+       COALESCE(r.arguments, j.arguments),
        r.worker, CAST(r.heartbeat_at AS TEXT), CAST(r.started_at AS TEXT)
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
  WHERE r.status = {running} AND r.heartbeat_at < %s
@@ -141,7 +151,8 @@ RETURNING id
 -- params: limit
 SELECT r.id, r.job_id, j.name, j.command, CAST(r.scheduled_for AS TEXT), r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
-       j.sim_min_seconds, j.sim_max_seconds, CAST(r.started_at AS TEXT)
+       j.sim_min_seconds, j.sim_max_seconds, j.executor,
+       COALESCE(r.arguments, j.arguments), CAST(r.started_at AS TEXT)
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
  WHERE r.status = {running} AND r.started_at IS NOT NULL
    AND j.timeout_seconds IS NOT NULL
@@ -193,7 +204,8 @@ SELECT ((julianday(finished_at) - julianday(started_at)) * 86400.0)
 -- params: now, limit
 SELECT r.id, r.job_id, j.name, j.command, CAST(r.scheduled_for AS TEXT), r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
-       j.sim_min_seconds, j.sim_max_seconds
+       j.sim_min_seconds, j.sim_max_seconds, j.executor,
+       COALESCE(r.arguments, j.arguments)
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
  WHERE r.status = {pending} AND r.not_before <= %s
  ORDER BY r.not_before LIMIT %s
@@ -204,7 +216,8 @@ SELECT r.id, r.job_id, j.name, j.command, CAST(r.scheduled_for AS TEXT), r.attem
 -- params: now, cutoff, limit
 SELECT r.id, r.job_id, j.name, j.command, CAST(r.scheduled_for AS TEXT), r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
-       j.sim_min_seconds, j.sim_max_seconds
+       j.sim_min_seconds, j.sim_max_seconds, j.executor,
+       COALESCE(r.arguments, j.arguments)
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
  WHERE r.status = {pending} AND r.not_before <= %s
    AND (r.dispatched_at IS NULL OR r.dispatched_at < %s)
@@ -225,7 +238,8 @@ UPDATE {run_table} SET dispatched_at = %s WHERE status = {pending} AND id IN ({k
 -- params: now, keys
 SELECT r.id, r.job_id, j.name, j.command, CAST(r.scheduled_for AS TEXT), r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
-       j.sim_min_seconds, j.sim_max_seconds
+       j.sim_min_seconds, j.sim_max_seconds, j.executor,
+       COALESCE(r.arguments, j.arguments)
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
  WHERE r.status = {pending} AND r.not_before <= %s AND r.id IN ({keys})
 

@@ -1,0 +1,93 @@
+"""What every executor shares: the protocol, the outcome, the run's stop context.
+
+An executor is any object with ``execute(ticket, context) -> Outcome``. It must not
+touch the database (the engine records the outcome) and should return promptly once
+``context.stop`` is set: each run has its own context, stopped when the run is
+cancelled, when it passes its job's timeout, or when the worker shuts down past its
+grace period (``context.reason`` says which). Heartbeats are sent for it by the worker
+that runs it, so a long run needs no code of its own to stay alive. ``JOBS_EXECUTOR``
+names the class of the simulated jobs.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from django.utils.module_loading import import_string
+
+from jobs import conf
+from jobs.runs import RunTicket
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    succeeded: bool
+    log: str
+
+
+# Why a run's context was stopped (ExecutionContext.reason).
+STOP_SHUTDOWN = "shutdown"
+STOP_TIMEOUT = "timeout"
+STOP_CANCELLED = "cancelled"
+
+_STOP_WORDS = {
+    STOP_SHUTDOWN: "the worker was shutting down",
+    STOP_TIMEOUT: "the run timed out",
+    STOP_CANCELLED: "the run was cancelled",
+}
+
+
+# Guards the first use of a context's stop Event (see ExecutionContext.stop).
+_event_creation = threading.Lock()
+
+
+class ExecutionContext:
+    """What an executor gets beside the ticket: `stop`, set when the run must stop early,
+    `reason` (one of the STOP_* values; blank when a worker's own context is stopped
+    for its shutdown), and `output`, where an executor may put the run's output so far.
+
+    Every run gets a context of its own. Its Event is made on first use: most runs of a
+    burst never wait, and an Event costs several microseconds to make.
+    """
+
+    __slots__ = ("_stop", "output", "reason")
+
+    def __init__(self, stop: threading.Event | None = None) -> None:
+        self._stop = stop
+        self.reason = ""
+        # The run's output so far (a jobs.executors.output.RunOutput), set by executors
+        # that do real work: the worker writes it to the run's row while it runs (the
+        # live log). None for simulated runs, which write their log at the end only.
+        self.output: Any = None
+
+    @property
+    def stop(self) -> threading.Event:
+        event = self._stop
+        if event is None:
+            with _event_creation:
+                if self._stop is None:
+                    self._stop = threading.Event()
+                event = self._stop
+        return event
+
+    def request_stop(self, reason: str) -> None:
+        """Stop the run for `reason`; the first reason given stays."""
+        if not self.reason:
+            self.reason = reason
+        self.stop.set()
+
+    def stop_words(self) -> str:
+        """Why the run was stopped, for its log."""
+        return _STOP_WORDS.get(self.reason, _STOP_WORDS[STOP_SHUTDOWN])
+
+
+class Executor(Protocol):
+    def execute(self, ticket: RunTicket, context: ExecutionContext) -> Outcome: ...
+
+
+def load_executor() -> Executor:
+    """The executor JOBS_EXECUTOR names, built with its defaults (it runs the simulated
+    jobs; jobs.executors.routing.RoutingExecutor puts the others beside it)."""
+    return import_string(conf.executor_path())()

@@ -1,0 +1,147 @@
+"""The command executor: runs a Django management command line in a child process.
+
+The line (``clearsessions``, ``prunehistory --dry-run``) is split with shell quoting
+rules; its first word must be a command listed in JOBS_MANAGEMENT_COMMANDS, and the rest
+must pass the command's own argument parser, both when the job is saved
+(check_command_line, from jobs.models.job_rules) and when the run starts. The command
+runs as ``python -m django <line>`` with this process's settings and environment (it is
+the site's own code), in a process group of its own so that stopping the run stops it
+(jobs/executors/processes.py); its stdout and stderr go to the log, and a non-zero exit
+status (a CommandError is one) fails the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management import get_commands, load_command_class
+from django.core.management.base import CommandError
+from django.utils.translation import gettext
+
+from jobs.executors.base import ExecutionContext, Outcome
+from jobs.executors.output import RunOutput
+from jobs.executors.processes import run_child
+from jobs.runs import RunTicket
+
+
+class CommandRefused(ValueError):
+    """The command line may not run; str() says why, for the user."""
+
+
+def allowed_commands() -> list[str]:
+    return [str(name) for name in settings.JOBS_MANAGEMENT_COMMANDS]
+
+
+def split_line(line: str) -> list[str]:
+    try:
+        return shlex.split(line or "")
+    except ValueError as error:  # an unclosed quote
+        raise CommandRefused(f"the command line cannot be split: {error}") from None
+
+
+def command_problem(line: str) -> str | None:
+    """Why a command job with this line can no longer run (not listed, no such command),
+    without parsing its options; None when it can."""
+    try:
+        words = split_line(line)
+    except CommandRefused as error:
+        return str(error)
+    if not words:
+        return gettext("no management command given")
+    name = words[0]
+    if name not in allowed_commands():
+        return gettext(
+            "the management command “%(name)s” is not listed in JOBS_MANAGEMENT_COMMANDS"
+        ) % {"name": name[:100]}
+    if name not in get_commands():
+        return gettext("there is no management command “%(name)s”") % {"name": name[:100]}
+    return None
+
+
+def check_command_line(line: str) -> list[str]:
+    """The words of a command line that may run; raises CommandRefused saying why not:
+    empty, not listed in JOBS_MANAGEMENT_COMMANDS, no such command, or options the
+    command's own parser refuses."""
+    problem = command_problem(line)
+    if problem is not None:
+        raise CommandRefused(problem)
+    name, *options = split_line(line)
+    if any(option in ("-h", "--help", "--version") for option in options):
+        raise CommandRefused("--help and --version print and exit; they are not a job")
+    try:
+        command = load_command_class(get_commands()[name], name)
+        parser = command.create_parser("manage.py", name)
+        # The parser writes usage and errors to stderr before raising: keep it quiet.
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            parser.parse_args(options)
+    except CommandError as error:
+        message = str(error).removeprefix("Error: ")
+        raise CommandRefused(f"{name}: {message}") from None
+    except SystemExit:
+        raise CommandRefused(f"{name}: the options are not valid") from None
+    return [name, *options]
+
+
+def child_command(words: list[str]) -> list[str]:
+    """`python -m django <words>` with this process's interpreter."""
+    return [sys.executable, "-m", "django", *words]
+
+
+def child_environment() -> dict[str, str]:
+    """This process's environment (the command is the site's own code and needs its
+    settings), naming the settings module this process uses."""
+    env = dict(os.environ)
+    env["DJANGO_SETTINGS_MODULE"] = os.environ.get(
+        "DJANGO_SETTINGS_MODULE", settings.SETTINGS_MODULE
+    )
+    project = str(project_directory())
+    paths = [part for part in env.get("PYTHONPATH", "").split(os.pathsep) if part]
+    if project not in paths:
+        env["PYTHONPATH"] = os.pathsep.join([project, *paths])
+    return env
+
+
+def project_directory() -> Path:
+    """Where the settings package is found (BASE_DIR in this project)."""
+    base = getattr(settings, "BASE_DIR", None)
+    return Path(base) if base else Path.cwd()
+
+
+class CommandExecutor:
+    def execute(self, ticket: RunTicket, context: ExecutionContext) -> Outcome:
+        output = RunOutput()
+        context.output = output
+        output.line(f"$ manage.py {ticket.command}")
+        try:
+            words = check_command_line(ticket.command)
+        except CommandRefused as error:
+            output.line(f"not run: {error}.")
+            return Outcome(succeeded=False, log=output.text())
+        deadline = None
+        if ticket.timeout_seconds:
+            # The Heartbeater stops the run at its timeout too; this is the child's own
+            # bound, for a worker whose Heartbeater is busy.
+            deadline = time.monotonic() + ticket.timeout_seconds + 1.0
+        try:
+            finished = run_child(
+                child_command(words),
+                output=output,
+                context=context,
+                deadline=deadline,
+                env=child_environment(),
+                cwd=str(project_directory()),
+            )
+        except OSError as error:
+            output.line(f"could not start the command: {error}")
+            return Outcome(succeeded=False, log=output.text())
+        if finished.stopped:
+            return Outcome(succeeded=False, log=output.text())
+        output.line(f"exit status {finished.returncode}")
+        return Outcome(succeeded=finished.returncode == 0, log=output.text())

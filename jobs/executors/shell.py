@@ -1,0 +1,152 @@
+"""The shell executor: runs a command line, without a shell, as a child process.
+
+Off unless JOBS_SHELL_ENABLED is true; only users with jobs.use_shell may create or
+change such a job (jobs/access.py). The rules (README "Shell commands"):
+
+- the line is split with shell quoting rules (shlex) and run **without** a shell: no
+  pipes, globs or variables unless the job says ``sh -c '...'``;
+- the child leads a process group of its own; stopping the run (cancel, timeout,
+  shutdown past the grace) stops the whole group (jobs/executors/processes.py);
+- its environment is built from nothing: PATH and LANG from this process, HOME and the
+  working directory a fresh empty directory of the run's own (removed afterwards), the
+  run's identity (JOB_ID, JOB_NAME, RUN_ID, SCHEDULED_FOR, ATTEMPT) and the job's
+  ``env``; never this process's SECRET_KEY, DATABASE_URL, REDIS_URL, EMAIL_* or
+  METRICS_TOKEN;
+- stdin is closed; stdout and stderr go to the log; exit status 0 is success;
+- every run has a timeout: the job's, else JOBS_SHELL_DEFAULT_TIMEOUT.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from django.conf import settings
+from django.utils.translation import gettext
+
+from jobs.executors.base import ExecutionContext, Outcome
+from jobs.executors.output import RunOutput
+from jobs.executors.processes import run_child
+from jobs.runs import RunTicket
+
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Names the run's identity takes; a job's env cannot replace them.
+IDENTITY_NAMES = ("JOB_ID", "JOB_NAME", "RUN_ID", "SCHEDULED_FOR", "ATTEMPT")
+
+
+def shell_enabled() -> bool:
+    return bool(settings.JOBS_SHELL_ENABLED)
+
+
+def default_timeout() -> int:
+    return int(settings.JOBS_SHELL_DEFAULT_TIMEOUT)
+
+
+def shell_problem() -> str | None:
+    """Why shell jobs cannot run now, or None."""
+    if not shell_enabled():
+        return gettext("shell jobs are switched off on this site (JOBS_SHELL_ENABLED)")
+    return None
+
+
+def split_command(line: str) -> list[str]:
+    """The argv of a shell job's command line; ValueError saying why it has none."""
+    try:
+        words = shlex.split(line or "")
+    except ValueError as error:
+        raise ValueError(f"the command line cannot be split: {error}") from None
+    if not words:
+        raise ValueError("no command given")
+    return words
+
+
+def environment_errors(env: Any) -> list[str]:
+    """What is wrong with a job's `env` (a JSON object of names to text)."""
+    if env is None:
+        return []
+    if not isinstance(env, Mapping):
+        return ["env must be a JSON object of variable names to text"]
+    errors = []
+    for name, value in env.items():
+        if not isinstance(name, str) or not ENV_NAME.match(name):
+            errors.append(f"{str(name)[:50]!r} is not a variable name (letters, digits, _)")
+        elif name in IDENTITY_NAMES:
+            errors.append(f"{name} is set by the scheduler for each run")
+        elif not isinstance(value, str):
+            errors.append(f"the value of {name} must be text")
+        elif "\x00" in value:
+            errors.append(f"the value of {name} holds a NUL character")
+    return errors
+
+
+def run_environment(ticket: RunTicket, home: str) -> dict[str, str]:
+    """The child's whole environment (nothing else of this process's is passed)."""
+    env = {
+        "PATH": os.environ.get("PATH") or DEFAULT_PATH,
+        "LANG": os.environ.get("LANG") or "C.UTF-8",
+        "HOME": home,
+    }
+    extra = (ticket.arguments or {}).get("env") or {}
+    if isinstance(extra, Mapping):
+        env.update({str(name): str(value) for name, value in extra.items()})
+    env.update(
+        {
+            "JOB_ID": str(ticket.job_id),
+            "JOB_NAME": ticket.job_name,
+            "RUN_ID": str(ticket.run_id),
+            "SCHEDULED_FOR": ticket.scheduled_for.isoformat(),
+            "ATTEMPT": str(ticket.attempt),
+        }
+    )
+    return env
+
+
+class ShellExecutor:
+    def execute(self, ticket: RunTicket, context: ExecutionContext) -> Outcome:
+        output = RunOutput()
+        context.output = output
+        output.line(f"$ {ticket.command}")
+        problem = shell_problem()
+        if problem is not None:
+            output.line(f"not run: {problem}.")
+            return Outcome(succeeded=False, log=output.text())
+        try:
+            argv = split_command(ticket.command)
+        except ValueError as error:
+            output.line(f"not run: {error}.")
+            return Outcome(succeeded=False, log=output.text())
+        problems = environment_errors((ticket.arguments or {}).get("env"))
+        if problems:
+            output.line(f"not run: {'; '.join(problems)}.")
+            return Outcome(succeeded=False, log=output.text())
+        timeout = ticket.timeout_seconds or default_timeout()
+        workdir = tempfile.mkdtemp(prefix=f"job-run-{ticket.run_key[:12]}-")
+        try:
+            finished = run_child(
+                argv,
+                output=output,
+                context=context,
+                deadline=time.monotonic() + timeout,
+                env=run_environment(ticket, workdir),
+                cwd=workdir,
+            )
+        except OSError as error:
+            output.line(f"could not start {argv[0]!r}: {error.strerror or error}")
+            return Outcome(succeeded=False, log=output.text())
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        if finished.stopped == "deadline" and not ticket.timeout_seconds:
+            output.line(
+                f"timed out after {timeout} s (JOBS_SHELL_DEFAULT_TIMEOUT): the run was stopped."
+            )
+        if finished.stopped:
+            return Outcome(succeeded=False, log=output.text())
+        output.line(f"exit status {finished.returncode}")
+        return Outcome(succeeded=finished.returncode == 0, log=output.text())

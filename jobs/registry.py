@@ -1,0 +1,651 @@
+"""The Python tasks a job may run: registered by name, described from their signature.
+
+A task is a plain function decorated with `@register` (``from jobs import register``), or
+a ``django.tasks`` task (Django 6's ``@task``, or the ``django-tasks`` backport's on
+Django 5.2) defined in a module the scheduler imports. The modules are each installed
+app's ``tasks`` module (as Huey finds its tasks) and every module named in
+``JOBS_TASK_MODULES``; they are imported once, on the first question asked here.
+
+Only registered names can be chosen. A job names its task by its registered name (by
+default the function's dotted path, ``billing.tasks.send_invoices``); that name is looked
+up in the registry and never imported, so a job cannot name ``os.system``.
+
+Arguments are stored as JSON. `bind_arguments` reads them back into the values the
+function's annotations ask for (``"2026-12-01"`` for a ``date``, an Enum's value for the
+Enum) and says, by parameter, what is missing, unknown or of the wrong type: Job.clean()
+calls it when a job is saved, the python executor again when the run starts (the task
+may have changed since).
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import enum
+import importlib
+import inspect
+import json
+import logging
+import math
+import threading
+import types
+import typing
+from collections.abc import Callable, Mapping
+from datetime import date, datetime
+from typing import Any, NamedTuple
+
+from django.utils.module_loading import module_has_submodule
+from django.utils.translation import gettext as _
+
+logger = logging.getLogger("jobs.registry")
+
+BoundArguments = inspect.BoundArguments
+
+# The kinds of parameter a form can offer a field for (TaskParameter.kind).
+KINDS = ("int", "float", "bool", "str", "date", "datetime", "choice", "json")
+
+# How long a default or a choice may be shown in a signature before it is cut.
+_REPR_MAX_CHARS = 60
+
+
+class _Required:
+    """The default of a parameter that has none (TaskParameter.default)."""
+
+    _instance: _Required | None = None
+
+    def __new__(cls) -> _Required:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+REQUIRED: Any = _Required()
+
+
+class TaskParameter(NamedTuple):
+    """One parameter a job's arguments may give, as a form would offer it.
+
+    `kind`: one of KINDS ("json" for lists, dicts, unannotated and other parameters).
+    `default`: the function's default, or REQUIRED. `choices`: the values an Enum or a
+    Literal allows (Enum members by their value), else (). `nullable`: the annotation
+    allows None (``int | None``). `annotation_text`: the annotation as written.
+    """
+
+    name: str
+    kind: str
+    default: Any
+    required: bool
+    choices: tuple[Any, ...]
+    annotation_text: str
+    nullable: bool = False
+    # The annotation without its None (an Enum, list[int], ...), for coerce().
+    value_type: Any = None
+
+
+class RegisteredTask(NamedTuple):
+    """A task a python job may run.
+
+    `name`: what Job.command holds; `description`: the first paragraph of its docstring
+    (or the one given to @register); `signature_text`: its signature in words, like
+    ``send_invoices(day: str = 'today')``; `parameters`: the parameters its arguments
+    may give, in order. `target`: the function, or the django.tasks task (run with its
+    ``.call()``); `accepts_any`: it takes ``**kwargs``, so any other name is passed on.
+    """
+
+    name: str
+    description: str
+    signature_text: str
+    parameters: tuple[TaskParameter, ...]
+    target: Any
+    accepts_any: bool = False
+
+    def call(self, bound: BoundArguments) -> Any:
+        """Run the task with arguments from bind_arguments()."""
+        if is_django_task(self.target):
+            return self.target.call(*bound.args, **bound.kwargs)
+        if inspect.iscoroutinefunction(self.target):
+            from asgiref.sync import async_to_sync
+
+            return async_to_sync(self.target)(*bound.args, **bound.kwargs)
+        return self.target(*bound.args, **bound.kwargs)
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The plain function (a django.tasks task's own)."""
+        return _function_of(self.target)
+
+
+class ArgumentsError(ValueError):
+    """The arguments do not bind to the task; `.errors` holds the messages by parameter
+    name (or "__all__" for what belongs to none)."""
+
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        self.errors = errors
+        super().__init__(
+            "; ".join(f"{name}: {' '.join(messages)}" for name, messages in errors.items())
+        )
+
+
+# --- registering -------------------------------------------------------------------------
+
+_tasks: dict[str, RegisteredTask] = {}
+# Guards _tasks, held only for a dict operation. Discovery has a lock of its own, held
+# while it imports: a thread importing a task module (holding that module's import lock)
+# then registers without waiting for discovery, which may be waiting for that module.
+_lock = threading.RLock()
+_discovery_lock = threading.RLock()
+_discovered = False
+_discovery_problems: list[str] = []
+
+
+def register(
+    function: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+) -> Any:
+    """Make a function (or a django.tasks task) a task python jobs may run.
+
+    ``@register`` names it by its dotted path (``billing.tasks.send_invoices``);
+    ``@register(name="invoices.send", description="...")`` chooses both. Returns the
+    function unchanged. A second registration under a name another function holds is
+    refused (ValueError): a job must never run something else than it was saved with.
+    """
+
+    def decorate(target: Callable[..., Any]) -> Callable[..., Any]:
+        add(target, name=name, description=description)
+        return target
+
+    if function is not None:
+        return decorate(function)
+    return decorate
+
+
+def add(target: Any, *, name: str | None = None, description: str | None = None) -> RegisteredTask:
+    """Register `target` (what @register does); returns its entry."""
+    function = _function_of(target)
+    if not callable(function):
+        raise TypeError(f"only functions can be registered as tasks, not {target!r}")
+    task_name = name or f"{function.__module__}.{function.__qualname__}"
+    entry = describe(target, task_name, description)
+    with _lock:
+        held = _tasks.get(task_name)
+        if held is not None and _function_of(held.target) is not function:
+            if _same_definition(_function_of(held.target), function):
+                # The module was imported again (a reload, or under a second name):
+                # the newer definition replaces the old one.
+                pass
+            else:
+                raise ValueError(f"a task named {task_name!r} is already registered")
+        _tasks[task_name] = entry
+    return entry
+
+
+def unregister(name: str) -> None:
+    """Forget a task (for tests, and for code that registers tasks at run time)."""
+    with _lock:
+        _tasks.pop(name, None)
+
+
+def _same_definition(one: Callable[..., Any], other: Callable[..., Any]) -> bool:
+    return getattr(one, "__module__", None) == getattr(other, "__module__", None) and getattr(
+        one, "__qualname__", None
+    ) == getattr(other, "__qualname__", None)
+
+
+# --- finding them ------------------------------------------------------------------------
+
+
+def task_modules() -> list[str]:
+    """The modules imported to find tasks: each installed app's `tasks` module that
+    exists, then JOBS_TASK_MODULES."""
+    from django.apps import apps
+    from django.conf import settings
+
+    names = [
+        f"{config.name}.tasks"
+        for config in apps.get_app_configs()
+        if module_has_submodule(config.module, "tasks")
+    ]
+    for module in getattr(settings, "JOBS_TASK_MODULES", ()) or ():
+        if module not in names:
+            names.append(module)
+    return names
+
+
+def discover(*, force: bool = False) -> None:
+    """Import the task modules (once; again with `force`) and register the django.tasks
+    tasks defined in them. A module that fails to import is logged and skipped (see
+    discovery_problems()): a broken task module must not stop the scheduler; the jobs
+    that name its tasks fail their runs saying the task is not registered."""
+    global _discovered
+    if _discovered and not force:
+        return
+    with _discovery_lock:
+        if _discovered and not force:
+            return
+        _discovery_problems.clear()
+        for module_name in task_modules():
+            try:
+                module = importlib.import_module(module_name)
+            except Exception as error:  # any error in someone's module
+                logger.exception("could not import the task module %s", module_name)
+                _discovery_problems.append(f"{module_name}: {type(error).__name__}: {error}")
+                continue
+            _register_django_tasks(module)
+        _discovered = True
+
+
+def discovery_problems() -> list[str]:
+    """The task modules that could not be imported, with the error of each."""
+    discover()
+    return list(_discovery_problems)
+
+
+def _register_django_tasks(module: types.ModuleType) -> None:
+    """Register the django.tasks tasks a module defines (not the ones it imports)."""
+    for value in list(vars(module).values()):
+        if not is_django_task(value):
+            continue
+        function = _function_of(value)
+        if getattr(function, "__module__", None) != module.__name__:
+            continue
+        with _lock:
+            known = any(_function_of(t.target) is function for t in _tasks.values())
+        if known:
+            continue  # registered with @register already, maybe under another name
+        if getattr(value, "takes_context", False):
+            # Its first argument is a TaskContext that only a task backend makes.
+            logger.warning(
+                "task %s.%s takes a context and cannot be run by the scheduler",
+                module.__name__,
+                function.__qualname__,
+            )
+            continue
+        add(value)
+
+
+def is_django_task(value: object) -> bool:
+    """A task made by django.tasks' @task (Django 6) or the django-tasks backport's."""
+    kind = type(value)
+    return (
+        kind.__name__ == "Task"
+        and kind.__module__.split(".")[0] in ("django", "django_tasks")
+        and callable(getattr(value, "call", None))
+        and callable(getattr(value, "func", None))
+    )
+
+
+def _function_of(target: Any) -> Any:
+    return target.func if is_django_task(target) else target
+
+
+# --- the public questions ----------------------------------------------------------------
+
+
+def registered_tasks() -> list[RegisteredTask]:
+    """Every registered task, sorted by name (the task modules imported first)."""
+    discover()
+    with _lock:
+        return sorted(_tasks.values(), key=lambda task: task.name)
+
+
+def get_task(name: str) -> RegisteredTask | None:
+    """The task registered as `name`, or None. Never imports anything `name` says."""
+    discover()
+    with _lock:
+        return _tasks.get(name)
+
+
+# --- describing a signature --------------------------------------------------------------
+
+
+def describe(target: Any, name: str, description: str | None = None) -> RegisteredTask:
+    """The registry entry for `target` under `name`."""
+    function = _function_of(target)
+    signature = inspect.signature(function)
+    hints = _type_hints(function)
+    parameters = []
+    accepts_any = False
+    for parameter in signature.parameters.values():
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            accepts_any = True
+            continue
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            continue  # JSON objects name their values: nothing can go to *args
+        parameters.append(_parameter(parameter, hints))
+    if description is None:
+        description = _first_paragraph(inspect.getdoc(function) or "")
+    return RegisteredTask(
+        name=name,
+        description=description,
+        signature_text=_signature_text(function, signature, hints),
+        parameters=tuple(parameters),
+        target=target,
+        accepts_any=accepts_any,
+    )
+
+
+def _type_hints(function: Callable[..., Any]) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(function)
+    except Exception:
+        # A name the annotations use is not importable: those parameters take JSON.
+        return {}
+
+
+def _first_paragraph(doc: str) -> str:
+    return " ".join(doc.strip().split("\n\n", 1)[0].split())
+
+
+def _parameter(parameter: inspect.Parameter, hints: dict[str, Any]) -> TaskParameter:
+    annotation = hints.get(parameter.name, parameter.annotation)
+    kind, choices, nullable, value_type = _kind_of(annotation)
+    has_default = parameter.default is not inspect.Parameter.empty
+    return TaskParameter(
+        name=parameter.name,
+        kind=kind,
+        default=parameter.default if has_default else REQUIRED,
+        required=not has_default,
+        choices=choices,
+        annotation_text=annotation_text(annotation),
+        nullable=nullable or (has_default and parameter.default is None),
+        value_type=value_type,
+    )
+
+
+class _Kind(NamedTuple):
+    kind: str
+    choices: tuple[Any, ...]
+    nullable: bool
+    value_type: Any
+
+
+def _kind_of(annotation: Any) -> _Kind:
+    """What a form offers for an annotation, and whether it allows None."""
+    if annotation is inspect.Parameter.empty or annotation is Any:
+        return _Kind("json", (), True, None)
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        members = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+        nullable = len(members) != len(typing.get_args(annotation))
+        if len(members) == 1:
+            inner = _kind_of(members[0])
+            return inner._replace(nullable=nullable or inner.nullable)
+        return _Kind("json", (), nullable, None)
+    if origin is typing.Literal:
+        return _Kind("choice", tuple(typing.get_args(annotation)), False, annotation)
+    if isinstance(annotation, type):
+        if issubclass(annotation, enum.Enum):
+            values = tuple(member.value for member in annotation)
+            return _Kind("choice", values, False, annotation)
+        for base, kind in _SIMPLE_KINDS:
+            if issubclass(annotation, base):
+                return _Kind(kind, (), False, annotation)
+    return _Kind("json", (), False, annotation)
+
+
+# In this order: bool is an int, datetime a date.
+_SIMPLE_KINDS = (
+    (bool, "bool"),
+    (int, "int"),
+    (float, "float"),
+    (str, "str"),
+    (datetime, "datetime"),
+    (date, "date"),
+)
+
+
+def annotation_text(annotation: Any) -> str:
+    """An annotation as a person writes it: `str`, `date`, `list[int]`, `int | None`."""
+    if annotation is inspect.Parameter.empty:
+        return ""
+    if isinstance(annotation, str):
+        return annotation
+    if isinstance(annotation, type) and not typing.get_args(annotation):
+        return annotation.__qualname__
+    text = repr(annotation).replace("typing.", "")
+    for prefix in ("datetime.", "collections.abc."):
+        text = text.replace(prefix, "")
+    return text
+
+
+def _signature_text(
+    function: Callable[..., Any], signature: inspect.Signature, hints: dict[str, Any]
+) -> str:
+    parts = []
+    for parameter in signature.parameters.values():
+        text = parameter.name
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            text = "*" + text
+        elif parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            text = "**" + text
+        annotation = hints.get(parameter.name, parameter.annotation)
+        annotated = annotation is not inspect.Parameter.empty
+        if annotated:
+            text += f": {annotation_text(annotation)}"
+        if parameter.default is not inspect.Parameter.empty:
+            # PEP 8: "day: str = 'today'", but "day='today'".
+            equals = " = " if annotated else "="
+            text += equals + short_repr(parameter.default)
+        parts.append(text)
+    return f"{getattr(function, '__name__', 'task')}({', '.join(parts)})"
+
+
+def short_repr(value: Any, limit: int = _REPR_MAX_CHARS) -> str:
+    """repr(value), cut to `limit` characters ("…" at the end when cut)."""
+    enum_member = isinstance(value, enum.Enum)
+    text = f"{type(value).__name__}.{value.name}" if enum_member else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- binding arguments -------------------------------------------------------------------
+
+
+def bind_arguments(task: RegisteredTask, arguments: Mapping[str, Any] | None) -> BoundArguments:
+    """The task's call from a job's arguments (a JSON object): each value read into the
+    type its annotation asks for. Raises ArgumentsError with every message by parameter:
+    a required parameter missing, a name the task does not take, a value of the wrong
+    type."""
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, Mapping):
+        raise ArgumentsError({"__all__": [_("The arguments must be a JSON object.")]})
+    errors: dict[str, list[str]] = {}
+    values: dict[str, Any] = {}
+    known = {parameter.name: parameter for parameter in task.parameters}
+    for key in arguments:
+        if key not in known and not task.accepts_any:
+            errors.setdefault(str(key), []).append(
+                _("%(task)s takes no argument “%(name)s”.")
+                % {"task": task.signature_text.split("(", 1)[0], "name": str(key)[:100]}
+            )
+    for parameter in task.parameters:
+        if parameter.name not in arguments:
+            if parameter.required:
+                errors.setdefault(parameter.name, []).append(_("This argument is required."))
+            continue
+        try:
+            values[parameter.name] = coerce(parameter, arguments[parameter.name])
+        except ValueError as error:
+            errors.setdefault(parameter.name, []).append(str(error))
+    if errors:
+        raise ArgumentsError(errors)
+    extra = {key: value for key, value in arguments.items() if key not in known}
+    function = task.function
+    signature = inspect.signature(function)
+    positional = []
+    keywords = dict(extra)
+    for parameter in signature.parameters.values():
+        if parameter.name not in values:
+            continue
+        if parameter.kind is inspect.Parameter.POSITIONAL_ONLY:
+            positional.append(values[parameter.name])
+        else:
+            keywords[parameter.name] = values[parameter.name]
+    try:
+        return signature.bind(*positional, **keywords)
+    except TypeError as error:
+        # A positional-only parameter given after one left out, say.
+        raise ArgumentsError({"__all__": [str(error)]}) from None
+
+
+def coerce(parameter: TaskParameter, value: Any) -> Any:
+    """`value` (as JSON or a form gives it) as the parameter's kind wants it; ValueError
+    with a message for the user when it cannot be."""
+    if value is None:
+        if parameter.nullable:
+            return None
+        raise ValueError(_("A value is required (not null)."))
+    kind = parameter.kind
+    if kind == "int":
+        if isinstance(value, bool):
+            raise ValueError(_("Enter a whole number."))
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str):
+            try:
+                return int(value.strip())
+            except ValueError:
+                pass
+        raise ValueError(_("Enter a whole number."))
+    if kind == "float":
+        if isinstance(value, bool):
+            raise ValueError(_("Enter a number."))
+        number: float | None = None
+        if isinstance(value, int | float):
+            number = float(value)
+        elif isinstance(value, str):
+            try:
+                number = float(value.strip())
+            except ValueError:
+                number = None
+        if number is None or not math.isfinite(number):
+            raise ValueError(_("Enter a number."))
+        return number
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        raise ValueError(_("Enter true or false."))
+    if kind == "str":
+        if isinstance(value, str):
+            return value
+        raise ValueError(_("Enter text (a JSON string)."))
+    if kind == "datetime":
+        return _as_datetime(value)
+    if kind == "date":
+        if isinstance(value, datetime):
+            raise ValueError(_("Enter a date such as 2026-12-01, without a time."))
+        if isinstance(value, date):
+            return value
+        if isinstance(value, str):
+            try:
+                return date.fromisoformat(value.strip())
+            except ValueError:
+                pass
+        raise ValueError(_("Enter a date such as 2026-12-01."))
+    if kind == "choice":
+        return _as_choice(parameter, value)
+    return _as_json(parameter, value)
+
+
+def _as_datetime(value: Any) -> datetime:
+    from django.utils import timezone
+
+    moment = None
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.strip())
+        except ValueError:
+            moment = None
+    if moment is None:
+        raise ValueError(_("Enter a date and time such as 2026-12-01T09:30:00+00:00."))
+    if timezone.is_naive(moment):
+        # A time without its offset is read in the site's zone (TIME_ZONE).
+        moment = timezone.make_aware(moment)
+    return moment
+
+
+def _as_choice(parameter: TaskParameter, value: Any) -> Any:
+    for choice in parameter.choices:
+        if value == choice and type(value) is type(choice):
+            break
+        # A number chosen in a form arrives as its text.
+        number = isinstance(choice, int | float) and not isinstance(choice, bool)
+        if number and isinstance(value, str) and value.strip() == str(choice):
+            value = choice
+            break
+    else:
+        allowed = ", ".join(short_repr(choice) for choice in parameter.choices)
+        raise ValueError(_("Choose one of %(choices)s.") % {"choices": allowed})
+    kind = parameter.value_type
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return kind(value)
+    return value
+
+
+def _as_json(parameter: TaskParameter, value: Any) -> Any:
+    """Lists and dicts are checked for their shape (not their items); anything else
+    JSON holds is passed as it is."""
+    wanted = typing.get_origin(parameter.value_type) or parameter.value_type
+    if isinstance(wanted, type):
+        if issubclass(wanted, tuple | list | collections.abc.Sequence) and not issubclass(
+            wanted, str
+        ):
+            if not isinstance(value, list | tuple):
+                raise ValueError(_("Enter a list (a JSON array)."))
+            return tuple(value) if issubclass(wanted, tuple) else list(value)
+        if issubclass(wanted, dict | collections.abc.Mapping):
+            if not isinstance(value, dict):
+                raise ValueError(_("Enter a JSON object."))
+            return value
+    return value
+
+
+def normalize(task: RegisteredTask, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    """bind_arguments(), given back as the JSON object a job stores: "12" for an int is
+    12, dates and datetimes ISO text, Enum members their value. Raises ArgumentsError."""
+    bound = bind_arguments(task, arguments)
+    values = {name: json_value(value) for name, value in bound.arguments.items()}
+    # **kwargs arrive as one dict: spread them out again.
+    for parameter in inspect.signature(task.function).parameters.values():
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD and parameter.name in values:
+            values.update(values.pop(parameter.name))
+    return values
+
+
+def json_value(value: Any) -> Any:
+    """A bound value as JSON holds it."""
+    if isinstance(value, enum.Enum):
+        return json_value(value.value)
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, tuple):
+        return [json_value(item) for item in value]
+    if isinstance(value, list):
+        return [json_value(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): json_value(item) for key, item in value.items()}
+    return value
+
+
+def is_json_object(value: Any) -> bool:
+    """A dict that JSON can hold as it is (string keys, JSON values all the way down)."""
+    if not isinstance(value, dict):
+        return False
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    return all(isinstance(key, str) for key in value)
