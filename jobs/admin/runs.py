@@ -10,7 +10,8 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.utils.html import format_html
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext, ngettext_lazy
 from django.utils.translation import gettext_lazy as _
@@ -142,6 +143,8 @@ class JobHistoryAdmin(RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
         "heartbeat",
         "worker",
         "cancelled_by",
+        "cause_link",
+        "chained_links",
         "created",
         "log_display",
     )
@@ -210,6 +213,33 @@ class JobHistoryAdmin(RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
     @admin.display(description=_("duration"))
     def duration_display(self, run: JobHistory) -> str | None:
         return format_duration(run.duration)
+
+    @admin.display(description=_("started by"))
+    def cause_link(self, run: JobHistory) -> SafeString | None:
+        if run.caused_by_id is None:
+            return None
+        cause = JobHistory.objects.filter(pk=run.caused_by_id).values_list("job__name").first()
+        return format_html(
+            '<a href="{}">{}</a>',
+            reverse("admin:jobs_jobhistory_change", args=[run.caused_by_id]),
+            gettext("a run of %(name)s") % {"name": cause[0] if cause else "?"},
+        )
+
+    @admin.display(description=_("runs it started"))
+    def chained_links(self, run: JobHistory) -> SafeString | None:
+        # Through index jobs_run_caused_by; a handful at most.
+        started = run.chained_runs.order_by("created_at").values_list("pk", "job__name")
+        return (
+            format_html_join(
+                ", ",
+                '<a href="{}">{}</a>',
+                (
+                    (reverse("admin:jobs_jobhistory_change", args=[pk]), name)
+                    for pk, name in started
+                ),
+            )
+            or None
+        )
 
     @admin.display(description=_("log"))
     def log_display(self, run: JobHistory) -> SafeString | None:

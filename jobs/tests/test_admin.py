@@ -246,6 +246,7 @@ def test_the_job_page_links_to_the_dashboard_and_to_all_its_runs(
         "General",
         "Schedule",
         "Runs",
+        "Chains",
         "Simulation",
         "Alerts",
         "Status",

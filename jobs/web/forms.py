@@ -21,6 +21,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from jobs.models import NAME_MAX_LENGTH, Job, JobState, RunStatus, ScheduleType
+from jobs.web.chains import ChainFieldsMixin, JobPicker
 from jobs.web.widgets import LocalDateTimeInput, TimeZoneSelect, mark_schedule_switch
 
 EARLIEST_DAY = date(1970, 1, 1)
@@ -29,7 +30,7 @@ LATEST_DAY = date(9000, 1, 1)
 LOCAL_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S"]
 
 
-class JobForm(forms.ModelForm):
+class JobForm(ChainFieldsMixin, forms.ModelForm):
     class Meta:
         model = Job
         fields = [
@@ -47,6 +48,8 @@ class JobForm(forms.ModelForm):
             "timeout_seconds",
             "max_retries",
             "retry_backoff_seconds",
+            "on_success",
+            "on_failure",
             "sim_failure_rate",
             "sim_min_seconds",
             "sim_max_seconds",
@@ -59,6 +62,8 @@ class JobForm(forms.ModelForm):
                 attrs={"placeholder": "30 2 * * *", "spellcheck": "false", "autocomplete": "off"}
             ),
             "timezone": TimeZoneSelect(),
+            "on_success": JobPicker(),
+            "on_failure": JobPicker(),
         }
         field_classes = {"scheduled_at": forms.DateTimeField}
 
@@ -98,6 +103,7 @@ class JobForm(forms.ModelForm):
             "misfire_policy",
             Row(Column("overlap_policy"), Column("timeout_seconds")),
             Row(Column("max_retries"), Column("retry_backoff_seconds")),
+            Fieldset(_("Chains"), Row(Column("on_success"), Column("on_failure"))),
             Fieldset(
                 _("Simulation"),
                 HTML(
