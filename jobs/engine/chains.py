@@ -13,9 +13,9 @@ No run lost, none doubled: lifecycle.finish() and reap() call start() inside the
 transaction that writes the outcome, and an outcome is written once (by the worker that
 still owns the run, or by the reaper).
 
-What jobs without chains pay: lookup() reads the links of a batch's jobs with one
-query, before the batch's write transaction (on SQLite, outside the writer lock); when
-it finds none, nothing more happens.
+What jobs without chains pay: lookup() asks, before the batch's write transaction (on
+SQLite, outside the writer lock), whether any job has a chain, and only then reads the
+links of the batch's jobs; when it finds none, nothing more happens.
 
 Two causes finishing in the same microsecond, or a chained run landing on the
 occurrence of another run of its job (the unique (job, scheduled_for, attempt)
@@ -93,13 +93,14 @@ def causes(results: Iterable[RunResult]) -> list[Cause]:
 
 
 def lookup(s: Store, results: Sequence[RunResult]) -> list[ChainLink]:
-    """The chain links of the jobs whose runs in `results` would start chains: one
-    query, outside any write transaction."""
+    """The chain links of the jobs whose runs in `results` would start chains, read
+    outside any write transaction: one query that finds no job has chains, or a second
+    one for these jobs' links."""
     keys = list({r.ticket.job_key for r in results if final(r.ticket, r.succeeded)})
     if not keys:
         return []
     with s.reading() as ops:
-        return ops.chained_jobs(keys)
+        return ops.chained_jobs(keys) if ops.any_chains() else []
 
 
 def start(

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from django.db import models
+from django.db.models import Q, Value
 from django.db.models.signals import pre_delete
 from django.utils.translation import gettext as _
 
@@ -211,10 +212,23 @@ class ChainLinks(NamedTuple):
 
 
 def chain_links(job: models.Model) -> ChainLinks:
-    """Four small queries, each through a link table's index."""
+    """One query: the link rows from and to the job in both link tables (each side
+    through its index), with the other job's name."""
+    parts = [
+        getattr(type(job), name)
+        .through.objects.filter(Q(from_job_id=job.pk) | Q(to_job_id=job.pk))
+        .annotate(kind=Value(name))
+        .values_list("kind", "from_job_id", "from_job__name", "to_job_id", "to_job__name")
+        for name in CHAIN_FIELDS
+    ]
+    found: dict[str, list[tuple[uuid.UUID, str]]] = {
+        name: [] for name in (*CHAIN_FIELDS, *REVERSE_FIELDS.values())
+    }
+    for kind, source, source_name, target, target_name in parts[0].union(parts[1], all=True):
+        if source == job.pk:
+            found[kind].append((target, target_name))
+        if target == job.pk:
+            found[REVERSE_FIELDS[kind]].append((source, source_name))
     return ChainLinks(
-        *(
-            list(getattr(job, name).order_by("name", "pk").values_list("pk", "name"))
-            for name in (*CHAIN_FIELDS, *REVERSE_FIELDS.values())
-        )
+        *(sorted(links, key=lambda link: (link[1], str(link[0]))) for links in found.values())
     )

@@ -486,6 +486,9 @@ class Operations:
 
     # --- chains ---------------------------------------------------------------------
 
+    def any_chains(self) -> bool:
+        return bool(self._execute("any_chains").fetchone()[0])
+
     def chained_jobs(self, job_keys: Sequence[str]) -> list[ChainLink]:
         """The jobs that runs of these jobs start, on success and on failure."""
         read_key = self.store.read_key

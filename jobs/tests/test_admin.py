@@ -275,6 +275,7 @@ def test_the_add_page_has_no_status_or_runs(admin_client: Client, db) -> None:
         "General",
         "Schedule",
         "Runs",
+        "Chains",
         "Simulation",
         "Alerts",
     ]
