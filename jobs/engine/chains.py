@@ -14,8 +14,10 @@ transaction that writes the outcome, and an outcome is written once (by the work
 still owns the run, or by the reaper).
 
 What jobs without chains pay: lookup() asks, before the batch's write transaction (on
-SQLite, outside the writer lock), whether any job has a chain, and only then reads the
-links of the batch's jobs; when it finds none, nothing more happens.
+SQLite, outside the writer lock), whether any job has a chain, and only then which of
+the batch's jobs have; when none has, nothing more happens. The links of those that
+have are read again inside the transaction (on PostgreSQL locking the jobs to start
+against deletion), so a job deleted meanwhile is not started.
 
 Two causes finishing in the same microsecond, or a chained run landing on the
 occurrence of another run of its job (the unique (job, scheduled_for, attempt)
@@ -92,24 +94,24 @@ def causes(results: Iterable[RunResult]) -> list[Cause]:
     ]
 
 
-def lookup(s: Store, results: Sequence[RunResult]) -> list[ChainLink]:
-    """The chain links of the jobs whose runs in `results` would start chains, read
-    outside any write transaction: one query that finds no job has chains, or a second
-    one for these jobs' links."""
+def lookup(s: Store, results: Sequence[RunResult]) -> list[str]:
+    """The jobs of `results` that have chains (their runs there would start some), read
+    outside any write transaction: one query when no job has chains at all, a second
+    one otherwise."""
     keys = list({r.ticket.job_key for r in results if final(r.ticket, r.succeeded)})
     if not keys:
         return []
     with s.reading() as ops:
-        return ops.chained_jobs(keys) if ops.any_chains() else []
+        return list(ops.chaining_jobs(keys)) if ops.any_chains() else []
 
 
-def start(
-    ops: Operations, found: Sequence[Cause], links: Sequence[ChainLink], now: datetime
-) -> int:
-    """Insert the runs that the causes' outcomes start (inside their transaction);
+def start(ops: Operations, found: Sequence[Cause], job_keys: Sequence[str], now: datetime) -> int:
+    """Insert the runs that the causes' outcomes start (inside their transaction), for
+    the chains of `job_keys` (read again here: the ones as of this transaction);
     returns how many were inserted, skipped ones included."""
-    if not found or not links:
+    if not found or not job_keys:
         return 0
+    links = ops.chained_jobs(job_keys)
     following: dict[tuple[str, str], list[ChainLink]] = {}
     for link in links:
         following.setdefault((link.on_status, link.from_key), []).append(link)

@@ -88,7 +88,7 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
     outcomes = latest_per_job(job_rows)
     # The jobs these runs start (jobs/engine/chains.py): read before the write lock; none
     # for jobs without chains, which then cost nothing more.
-    links = chains.lookup(s, results)
+    chaining = chains.lookup(s, results)
     with s.transaction() as ops:
         # Which of these runs does `worker` still own? Locked (a row lock or the write
         # lock, by vendor) so the reaper cannot take one between check and write.
@@ -107,6 +107,6 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
         retries = retry_runs(s, ((r.ticket, r.finished_at) for r in owned if not r.succeeded))
         if retries:
             ops.insert_runs(retries)
-        if links:
-            chains.start(ops, chains.causes(owned), links, timezone.now())
+        if chaining:
+            chains.start(ops, chains.causes(owned), chaining, timezone.now())
     return len(owned)

@@ -74,7 +74,7 @@ def _start_chains(ops: Operations, failed: list[RunResult], now: datetime) -> No
     is rare: the links are read inside its transaction."""
     found = chains.causes(failed)
     if found:
-        chains.start(ops, found, ops.chained_jobs(list({c.job_key for c in found})), now)
+        chains.start(ops, found, list({cause.job_key for cause in found}), now)
 
 
 def _reap_overdue(now: datetime, limit: int) -> int:

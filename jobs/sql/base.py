@@ -489,8 +489,18 @@ class Operations:
     def any_chains(self) -> bool:
         return bool(self._execute("any_chains").fetchone()[0])
 
+    def chaining_jobs(self, job_keys: Sequence[str]) -> set[str]:
+        """Those of these jobs that have a chain."""
+        read_key = self.store.read_key
+        found: set[str] = set()
+        for chunk in chunks(job_keys, ROWS_PER_STATEMENT // 2):
+            rows = self._execute("chaining_jobs", [*chunk, *chunk], len(chunk)).fetchall()
+            found.update(read_key(row[0]) for row in rows)
+        return found
+
     def chained_jobs(self, job_keys: Sequence[str]) -> list[ChainLink]:
-        """The jobs that runs of these jobs start, on success and on failure."""
+        """The jobs that runs of these jobs start, on success and on failure (on
+        PostgreSQL locked against deletion until the transaction ends)."""
         read_key = self.store.read_key
         links = []
         for chunk in chunks(job_keys, ROWS_PER_STATEMENT // 2):

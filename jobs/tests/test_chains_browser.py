@@ -11,7 +11,9 @@ from jobs.tests.test_browser import Visit, browser, expect, user, visit  # noqa:
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_chains_are_picked_by_searching_and_a_loop_is_refused_at_the_field(visit: Visit) -> None:
+def test_chains_are_picked_by_searching_and_a_loop_is_refused_at_the_field(
+    visit: Visit,  # noqa: F811 - the fixture imported above
+) -> None:
     backup = make_job(name="nightly backup")
     report = make_job(name="weekly report")
     for i in range(30):

@@ -262,22 +262,30 @@ RETURNING id
 
 -- name: any_chains
 -- Whether any job has a chain at all: one step into each link table. Without any (the
--- usual case), a finished batch reads nothing more: chained_jobs costs about 2 us per
+-- usual case), a finished batch reads nothing more: chaining_jobs costs about 2 us per
 -- job key on SQLite (its IN list), as much as a tenth of finishing the run.
 SELECT EXISTS (SELECT 1 FROM {on_success_table}) OR EXISTS (SELECT 1 FROM {on_failure_table})
 
+-- name: chaining_jobs
+-- Which of these jobs have a chain, read before a finished batch's write transaction.
+-- Through the unique (from, to) index of each link table.
+-- params: keys, keys
+SELECT from_job_id FROM {on_success_table} WHERE from_job_id IN ({keys})
+UNION
+SELECT from_job_id FROM {on_failure_table} WHERE from_job_id IN ({keys})
+
 -- name: chained_jobs
 -- The jobs that runs of these jobs start: on success ({success}) and on failure
--- ({failed}), with what starting them needs. Through the unique (from, to) index of
--- each link table, so a batch of jobs without chains reads two empty ranges.
+-- ({failed}), with what starting them needs; inside the write transaction that inserts
+-- their runs, so a job deleted meanwhile is not started.
 -- params: keys, keys
-SELECT {success}, c.from_job_id, j.id, j.name, j.is_active, j.overlap_policy
-  FROM {on_success_table} c JOIN {job_table} j ON j.id = c.to_job_id
- WHERE c.from_job_id IN ({keys})
-UNION ALL
-SELECT {failed}, c.from_job_id, j.id, j.name, j.is_active, j.overlap_policy
-  FROM {on_failure_table} c JOIN {job_table} j ON j.id = c.to_job_id
- WHERE c.from_job_id IN ({keys})
+SELECT c.kind, c.from_job_id, j.id, j.name, j.is_active, j.overlap_policy
+  FROM (SELECT {success} AS kind, from_job_id, to_job_id FROM {on_success_table}
+         WHERE from_job_id IN ({keys})
+        UNION ALL
+        SELECT {failed}, from_job_id, to_job_id FROM {on_failure_table}
+         WHERE from_job_id IN ({keys})) c
+  JOIN {job_table} j ON j.id = c.to_job_id
 
 -- name: insert_chained_runs
 -- Runs a chain starts: pending, or skipped by their job's overlap policy, each linked
