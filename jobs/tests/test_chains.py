@@ -284,14 +284,44 @@ def test_deleting_the_causes_job_keeps_the_chained_run(jobs):
 # --- what jobs without chains pay ----------------------------------------------------------
 
 
-def test_a_batch_of_jobs_without_chains_costs_one_read_and_no_write(clock):
+def chain_statements(queries: CaptureQueriesContext) -> list[str]:
+    return [q["sql"] for q in queries if "_on_success" in q["sql"] or "caused_by_id" in q["sql"]]
+
+
+def test_a_batch_finished_where_no_job_has_chains_costs_one_small_read(clock):
     runs = [running(make_job(name=f"plain {i}")) for i in range(5)]
     with CaptureQueriesContext(connection) as queries:
         finish(*((run, True) for run in runs))
-    chain_reads = [q["sql"] for q in queries if "_on_success" in q["sql"]]
-    assert len(chain_reads) == 1
-    assert not [q for q in queries if "caused_by_id" in q["sql"]]
+    (only,) = chain_statements(queries)
+    assert "EXISTS" in only and "IN (" not in only
     assert chained() == []
+
+
+def test_a_batch_of_jobs_without_chains_reads_which_have_some_and_writes_nothing(jobs):
+    runs = [running(make_job(name=f"plain {i}")) for i in range(5)]
+    with CaptureQueriesContext(connection) as queries:
+        finish(*((run, True) for run in runs))
+    exists, which = chain_statements(queries)
+    assert "EXISTS" in exists and "IN (" in which and "JOIN" not in which
+    assert chained() == []
+
+
+def test_a_job_deleted_between_the_read_and_the_write_is_not_started(jobs, monkeypatch):
+    from jobs.engine import chains
+
+    read = chains.lookup
+
+    def then_deleted(*args):  # type: ignore[no-untyped-def]
+        found = read(*args)
+        jobs["report"].delete()  # as another process might, right after the read
+        return found
+
+    monkeypatch.setattr(chains, "lookup", then_deleted)
+    cause = running(jobs["backup"])
+    assert finish((cause, True)) == 1
+    assert [run.job.name for run in chained()] == ["index"]
+    cause.refresh_from_db()
+    assert cause.status == RunStatus.SUCCESS
 
 
 def test_failures_with_retries_left_read_no_chains_at_all(clock):
