@@ -207,9 +207,6 @@ class ChainLinks(NamedTuple):
     after_success_of: list[tuple[uuid.UUID, str]]
     after_failure_of: list[tuple[uuid.UUID, str]]
 
-    def __bool__(self) -> bool:
-        return any(self)
-
 
 def chain_links(job: models.Model) -> ChainLinks:
     """One query: the link rows from and to the job in both link tables (each side

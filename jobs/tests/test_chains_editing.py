@@ -356,7 +356,7 @@ def test_both_jobs_pages_show_the_chain(browser, trio):
     runs_next = page.split('id="job-runs-next"')[1].split("</dd>")[0]
     assert "on failure:" in runs_next and f'href="/jobs/{c.pk}/"' in runs_next
     started_by = page.split('id="job-started-by"')[1].split("</dd>")[0]
-    assert "when it succeeds:" in started_by and f'href="/jobs/{a.pk}/"' in started_by
+    assert "on success of:" in started_by and f'href="/jobs/{a.pk}/"' in started_by
     plain = browser.get(reverse("job_detail", args=[make_job(name="alone").pk])).content.decode()
     assert "job-runs-next" not in plain and "job-started-by" not in plain
 
