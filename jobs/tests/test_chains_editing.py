@@ -372,3 +372,16 @@ def test_a_chained_runs_page_links_to_its_cause_and_the_cause_to_it(browser, tri
     assert f'href="/runs/{chained.pk}/"' in page.split('id="run-chained"')[1]
     admin_page = browser.get(reverse("admin:jobs_jobhistory_change", args=[chained.pk]))
     assert reverse("admin:jobs_jobhistory_change", args=[cause.pk]) in admin_page.content.decode()
+
+
+def test_a_user_who_may_only_view_sees_the_chains_read_only_in_the_admin(trio):
+    from jobs.access import JOB_VIEWERS
+    from jobs.tests.factories import make_user as make_member
+
+    a, b, _ = trio
+    viewer = Client()
+    viewer.force_login(make_member("victor", JOB_VIEWERS, staff=True))
+    page = viewer.get(reverse("admin:jobs_job_change", args=[a.pk]))
+    assert page.status_code == 200
+    assert "admin-autocomplete" not in page.content.decode()
+    assert '<div class="readonly">b</div>' in page.content.decode()
