@@ -378,7 +378,7 @@ def test_a_user_who_may_only_view_sees_the_chains_read_only_in_the_admin(trio):
     from jobs.access import JOB_VIEWERS
     from jobs.tests.factories import make_user as make_member
 
-    a, b, _ = trio
+    a, _b, _ = trio
     viewer = Client()
     viewer.force_login(make_member("victor", JOB_VIEWERS, staff=True))
     page = viewer.get(reverse("admin:jobs_job_change", args=[a.pk]))
