@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 from datetime import timedelta
 
@@ -11,26 +10,12 @@ import pytest
 from django.utils import timezone
 
 from jobs.models import Job, JobHistory, RunStatus, Trigger
-from jobs.tests.processes import huey_worker, scheduler, wait_until
+from jobs.tests.processes import RedisServer, huey_worker, scheduler, wait_until
 
 pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True)]
 
-# A Redis the tests may use (its own database number); skipped when none answers.
-REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/3")
-
-
-def redis_answers() -> bool:
-    import redis
-
-    try:
-        return bool(redis.Redis.from_url(REDIS_URL, socket_timeout=1).ping())
-    except redis.RedisError:
-        return False
-
 
 def test_a_chain_runs_through_huey_workers_over_redis():
-    if not redis_answers():
-        pytest.skip(f"no Redis at {REDIS_URL}")
     report = Job(
         name="report",
         command="report.sh",
@@ -51,8 +36,10 @@ def test_a_chain_runs_through_huey_workers_over_redis():
     backup.set_chains(on_success=[report], on_failure=[])
     backup.full_clean()
     backup.save()
+    redis = RedisServer()  # a private one, as the other Huey tests start
+    redis.start()
     env = {
-        "REDIS_URL": REDIS_URL,
+        "REDIS_URL": redis.url,
         "HUEY_QUEUE": f"chains-{secrets.token_hex(6)}",
         "JOBS_SIM_MIN_SECONDS": 0,
         "JOBS_SIM_MAX_SECONDS": 0,
@@ -67,6 +54,7 @@ def test_a_chain_runs_through_huey_workers_over_redis():
         for proc in procs:
             proc.stop()
             proc.cleanup()
+        redis.stop()
     cause = JobHistory.objects.get(job=backup)
     run = chained.get()
     assert run.caused_by_id == cause.pk
