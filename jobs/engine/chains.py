@@ -111,67 +111,14 @@ def start(ops: Operations, found: Sequence[Cause], job_keys: Sequence[str], now:
     returns how many were inserted, skipped ones included."""
     if not found or not job_keys:
         return 0
-    links = ops.chained_jobs(job_keys)
-    following: dict[tuple[str, str], list[ChainLink]] = {}
-    for link in links:
-        following.setdefault((link.on_status, link.from_key), []).append(link)
-    # Each job's runs at distinct microseconds, in the order their causes finished.
-    planned: dict[tuple[str, datetime], Cause] = {}
-    targets: dict[str, ChainLink] = {}
-    for cause in sorted(found, key=lambda c: c.finished_at):
-        for link in following.get((cause.status, cause.job_key), ()):
-            if not link.is_active:
-                logger.info(
-                    "job %r is disabled: run %s of job %r does not start it",
-                    link.name,
-                    cause.run_key,
-                    cause.job_name,
-                )
-                continue
-            at = cause.finished_at
-            while (link.key, at) in planned:
-                at += _MICROSECOND
-            planned[(link.key, at)] = cause
-            targets.setdefault(link.key, link)
-    if not planned:
+    planned = _plan(found, ops.chained_jobs(job_keys))
+    if not planned.causes:
         return 0
-    starts: list[_Start] = []
-
-    def add(target: ChainLink, at: datetime) -> str:
-        key = new_key()
-        starts.append(_Start(key, target.key, at, _PENDING, "", planned[(target.key, at)]))
-        return key
-
-    guarded: dict[str, list[datetime]] = {}
-    for job_key, at in planned:
-        if targets[job_key].overlap_policy == _ALLOW:
-            add(targets[job_key], at)
-        else:
-            guarded.setdefault(job_key, []).append(at)
-    decided = None
-    if guarded:
-        decided = overlap.plan(
-            ops,
-            [overlap.Guarded(targets[key], tuple(sorted(ats))) for key, ats in guarded.items()],
-            add,
-            now,
-        )
-        starts += [
-            _Start(
-                row.key,
-                row.job_key,
-                row.scheduled_for,
-                _SKIPPED,
-                row.log,
-                planned[(row.job_key, row.scheduled_for)],
-            )
-            for row in decided.skipped
-        ]
+    starts, decided = _decide(ops, planned, now)
     inserted = _insert(ops, starts, now)
-    statuses: list[JobStatus] = []
     if decided is not None:
         dt = ops.store.adapt_datetime
-        statuses += [
+        statuses = [
             JobStatus(_SKIPPED, start.job_key, dt(start.at))
             for start in inserted
             if start.status == _SKIPPED
@@ -186,9 +133,81 @@ def start(ops: Operations, found: Sequence[Cause], job_keys: Sequence[str], now:
             "succeeded" if begun.cause.status == _SUCCESS else "failed for good",
             begun.status,
             begun.key,
-            targets[begun.job_key].name,
+            planned.targets[begun.job_key].name,
         )
     return len(inserted)
+
+
+class _Planned(NamedTuple):
+    causes: dict[tuple[str, datetime], Cause]  # (job to start, its time) -> the cause
+    targets: dict[str, ChainLink]  # the jobs to start, by key
+
+
+def _plan(found: Sequence[Cause], links: Sequence[ChainLink]) -> _Planned:
+    """Which job each cause starts, and when: at the moment the cause finished, a
+    microsecond later for each earlier run of the same job here. Inactive jobs are left
+    out, with a log line."""
+    following: dict[tuple[str, str], list[ChainLink]] = {}
+    for link in links:
+        following.setdefault((link.on_status, link.from_key), []).append(link)
+    planned = _Planned({}, {})
+    for cause in sorted(found, key=lambda c: c.finished_at):
+        for link in following.get((cause.status, cause.job_key), ()):
+            if not link.is_active:
+                logger.info(
+                    "job %r is disabled: run %s of job %r does not start it",
+                    link.name,
+                    cause.run_key,
+                    cause.job_name,
+                )
+                continue
+            at = cause.finished_at
+            while (link.key, at) in planned.causes:
+                at += _MICROSECOND
+            planned.causes[(link.key, at)] = cause
+            planned.targets.setdefault(link.key, link)
+    return planned
+
+
+def _decide(
+    ops: Operations, planned: _Planned, now: datetime
+) -> tuple[list[_Start], overlap.OverlapPlan | None]:
+    """The runs to insert: pending, or skipped by the started job's overlap policy
+    (overlap.plan, as for scheduled occurrences), and what that policy cancels."""
+    starts: list[_Start] = []
+
+    def add(target: ChainLink, at: datetime) -> str:
+        key = new_key()
+        starts.append(_Start(key, target.key, at, _PENDING, "", planned.causes[(target.key, at)]))
+        return key
+
+    guarded: dict[str, list[datetime]] = {}
+    for job_key, at in planned.causes:
+        target = planned.targets[job_key]
+        if target.overlap_policy == _ALLOW:
+            add(target, at)
+        else:
+            guarded.setdefault(job_key, []).append(at)
+    if not guarded:
+        return starts, None
+    decided = overlap.plan(
+        ops,
+        [overlap.Guarded(planned.targets[key], tuple(sorted(ats))) for key, ats in guarded.items()],
+        add,
+        now,
+    )
+    starts += [
+        _Start(
+            row.key,
+            row.job_key,
+            row.scheduled_for,
+            _SKIPPED,
+            row.log,
+            planned.causes[(row.job_key, row.scheduled_for)],
+        )
+        for row in decided.skipped
+    ]
+    return starts, decided
 
 
 def _insert(ops: Operations, starts: list[_Start], now: datetime) -> list[_Start]:
