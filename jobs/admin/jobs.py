@@ -32,6 +32,8 @@ from jobs.admin.common import (
 from jobs.admin.runs import RunJobFilter
 from jobs.masking import SECRET_JOB_FIELDS, WRITE_ONLY_JOB_FIELDS, masked, may_see_secrets
 from jobs.models import JOB_SEARCH_FIELDS, Job, JobHistory, JobState
+from jobs.models.chains import CHAIN_FIELDS
+from jobs.web.chains import ChainFieldsMixin
 from jobs.web.forms import JobAlertsForm, job_form_field
 from jobs.web.widgets import TimeZoneSelect, mark_schedule_switch
 
@@ -52,15 +54,6 @@ def _masked_fields(fields: Sequence) -> tuple:
         for name in fields
         if name not in FORM_ONLY_FIELDS
     )
-
-
-class JobAdminForm(JobAlertsForm):
-    """The admin's job form: the dashboard's handling of the alert fields."""
-
-    class Meta:
-        model = Job
-        fields = "__all__"
-        formfield_callback = job_form_field
 
 
 SHELL_REFUSAL = _(
@@ -177,8 +170,24 @@ class LatestRunsInline(admin.TabularInline):
         return format_duration(run.duration)
 
 
+class JobAdminForm(ChainFieldsMixin, JobAlertsForm):
+    """The admin's job form: the dashboard's handling of the alert fields; the chains are
+    judged by Job.clean() and recorded with the save, as on the dashboard
+    (jobs.web.chains)."""
+
+    class Meta:
+        model = Job
+        # The admin builds the form with the fields of its fieldsets (get_form).
+        fields = CHAIN_FIELDS
+        formfield_callback = job_form_field
+
+
 @admin.register(Job)
 class JobAdmin(LeanListMixin, admin.ModelAdmin):
+    form = JobAdminForm
+    # A search as you type (the admin's own, JobQuerySet.search through
+    # get_search_results): a select of 10,000 jobs would be a page of its own.
+    autocomplete_fields = ("on_success", "on_failure")
     list_display = ("name", "schedule", "is_active", "state_badge", "last_run", "next_run")
     list_filter = ("is_active", "schedule_type", "overlap_policy", JobStateFilter)
     # Shows the search box and names what it looks in; the search itself is
@@ -237,6 +246,16 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
                     "timeout_seconds",
                     ("max_retries", "retry_backoff_seconds"),
                 )
+            },
+        ),
+        (
+            _("Chains"),
+            {
+                "fields": ("on_success", "on_failure"),
+                "description": _(
+                    "Jobs this job starts when one of its runs succeeds, or fails for good "
+                    "after its retries. A job cannot start itself again through its chains."
+                ),
             },
         ),
         (

@@ -11,7 +11,8 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.utils.html import format_html
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext, ngettext_lazy
 from django.utils.translation import gettext_lazy as _
@@ -150,6 +151,8 @@ class JobHistoryAdmin(RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
         "heartbeat",
         "worker",
         "cancelled_by",
+        "cause_link",
+        "chained_links",
         "created",
         "arguments_display",
         "log_display",
@@ -228,6 +231,33 @@ class JobHistoryAdmin(RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
         # may not change jobs (jobs.masking).
         shown = shown_arguments(current_actor().user, run.arguments)
         return json.dumps(shown, ensure_ascii=False)
+
+    @admin.display(description=_("started by"))
+    def cause_link(self, run: JobHistory) -> SafeString | None:
+        if run.caused_by_id is None:
+            return None
+        cause = JobHistory.objects.filter(pk=run.caused_by_id).values_list("job__name").first()
+        return format_html(
+            '<a href="{}">{}</a>',
+            reverse("admin:jobs_jobhistory_change", args=[run.caused_by_id]),
+            gettext("a run of %(name)s") % {"name": cause[0] if cause else "?"},
+        )
+
+    @admin.display(description=_("runs it started"))
+    def chained_links(self, run: JobHistory) -> SafeString | None:
+        # Through index jobs_run_caused_by; a handful at most.
+        started = run.chained_runs.order_by("created_at").values_list("pk", "job__name")
+        return (
+            format_html_join(
+                ", ",
+                '<a href="{}">{}</a>',
+                (
+                    (reverse("admin:jobs_jobhistory_change", args=[pk]), name)
+                    for pk, name in started
+                ),
+            )
+            or None
+        )
 
     @admin.display(description=_("log"))
     def log_display(self, run: JobHistory) -> SafeString | None:

@@ -25,6 +25,7 @@ from jobs.masking import (
 )
 from jobs.models import (
     CRON_EXPRESSION_MAX_LENGTH,
+    MAX_CHAINED_JOBS,
     TIME_ZONE_MAX_LENGTH,
     WEBHOOK_URL_MAX_LENGTH,
     ExecutorKind,
@@ -38,6 +39,7 @@ from jobs.models import (
     ScheduleType,
     validate_schedule_time,
 )
+from jobs.models.chains import CHAIN_FIELDS
 from jobs.signing import SECRET_MAX_LENGTH
 
 SEARCH_MAX_LENGTH = 200
@@ -144,6 +146,24 @@ class JobSerializer(serializers.ModelSerializer):
         read_only=True,
         help_text="Outcome of the latest run; empty before the first one finished.",
     )
+    on_success = serializers.PrimaryKeyRelatedField(
+        many=True,
+        queryset=Job.objects.all(),
+        required=False,
+        help_text=(
+            "Ids of the jobs to run each time a run of this job succeeds (at most "
+            f"{MAX_CHAINED_JOBS}; a job cannot start itself again through its chains)."
+        ),
+    )
+    on_failure = serializers.PrimaryKeyRelatedField(
+        many=True,
+        queryset=Job.objects.all(),
+        required=False,
+        help_text=(
+            "Ids of the jobs to run when a run of this job fails for good, after its "
+            f"retries (at most {MAX_CHAINED_JOBS}; no loops either)."
+        ),
+    )
 
     class Meta:
         model = Job
@@ -169,6 +189,8 @@ class JobSerializer(serializers.ModelSerializer):
             "sim_max_seconds",
             "max_retries",
             "retry_backoff_seconds",
+            "on_success",
+            "on_failure",
             "is_active",
             "notify_on_failure",
             "notify_on_recovery",
@@ -220,7 +242,10 @@ class JobSerializer(serializers.ModelSerializer):
         # rejected update leaves the loaded instance untouched.
         job = copy.copy(self.instance) if self.instance is not None else Job()
         for name, value in attrs.items():
-            setattr(job, name, value)
+            if name not in CHAIN_FIELDS:
+                setattr(job, name, value)
+        # Lists of jobs are judged by Job.clean() too (a loop, too many): jobs.models.chains.
+        job.set_chains(**_chains(attrs))
         # A shell job (or one running a dangerous management command), as it is or as it
         # would be, is for users with jobs.use_shell only: 403 before anything else.
         if not access.may_change_job_like(_user(self), self.instance, job):
@@ -237,6 +262,27 @@ class JobSerializer(serializers.ModelSerializer):
         if "arguments" in attrs or "command" in attrs or "executor" in attrs:
             attrs["arguments"] = job.arguments  # as Job.clean() left it: bound, normalised
         return attrs
+
+    def create(self, validated_data: dict[str, Any]) -> Job:
+        chains = _chains(validated_data, pop=True)
+        job = Job(**validated_data)
+        job.set_chains(**chains)
+        job.save()  # writes the chains and records them with the rest
+        return job
+
+    def update(self, instance: Job, validated_data: dict[str, Any]) -> Job:
+        chains = _chains(validated_data, pop=True)
+        for name, value in validated_data.items():
+            setattr(instance, name, value)
+        instance.set_chains(**chains)
+        instance.save()
+        return instance
+
+
+def _chains(attrs: dict[str, Any], *, pop: bool = False) -> dict[str, Any]:
+    """The chain lists given (jobs.models.chains), taken out of `attrs` with `pop`."""
+    take = attrs.pop if pop else attrs.get
+    return {name: take(name) for name in CHAIN_FIELDS if name in attrs}
 
 
 def _user(serializer: serializers.BaseSerializer) -> Any:
@@ -275,6 +321,14 @@ class NotificationAttemptSerializer(serializers.ModelSerializer):
 
 class RunSerializer(serializers.ModelSerializer):
     job_name = serializers.CharField(read_only=True, source="job.name")
+    caused_by = serializers.PrimaryKeyRelatedField(
+        read_only=True,
+        allow_null=True,
+        help_text=(
+            "The run whose outcome started this one (trigger chain); null for other runs, "
+            "or once that run was deleted."
+        ),
+    )
     duration_seconds = serializers.SerializerMethodField()
     arguments = ArgumentsField(
         read_only=True,
@@ -295,6 +349,7 @@ class RunSerializer(serializers.ModelSerializer):
             "attempt",
             "status",
             "trigger",
+            "caused_by",
             "not_before",
             "started_at",
             "finished_at",

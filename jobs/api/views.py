@@ -6,7 +6,7 @@ import uuid
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import exceptions, generics, serializers, status, viewsets
@@ -35,6 +35,7 @@ from jobs.api.serializers import (
     field_errors,
 )
 from jobs.models import Channel, Job, JobChange, JobHistory
+from jobs.models.chains import CHAIN_FIELDS
 from jobs.models.changes import reset_actor, set_actor
 
 
@@ -95,8 +96,14 @@ class JobViewSet(ActorMixin, viewsets.ModelViewSet):
     }
 
     def get_queryset(self) -> QuerySet[Job]:
-        # with_running() gives `state` without a query per job; id makes the order total.
-        return Job.objects.with_running().order_by("name", "id")
+        # with_running() gives `state` without a query per job; id makes the order total;
+        # the chains' ids come with two queries per page.
+        ids_only = Job.objects.only("pk").order_by()
+        return (
+            Job.objects.with_running()
+            .order_by("name", "id")
+            .prefetch_related(*(Prefetch(name, queryset=ids_only) for name in CHAIN_FIELDS))
+        )
 
     def filter_queryset(self, queryset: QuerySet[Job]) -> QuerySet[Job]:
         if self.action != "list":

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from jobs.engine import events
+from jobs.engine import chains, events
 from jobs.engine.logs import safe_log
 from jobs.engine.rows import latest_per_job, retry_runs
 from jobs.models import RunStatus
@@ -61,7 +61,8 @@ def heartbeat(run_keys: Iterable[str], now: datetime | None = None) -> int:
 
 
 def finish(results: Sequence[RunResult], worker: str) -> int:
-    """Record the outcome of runs `worker` executed; schedule retries for failures.
+    """Record the outcome of runs `worker` executed; schedule retries for failures and
+    the runs their chains start (jobs/engine/chains.py).
 
     Only runs still owned by `worker` (running, stamped with its name) are written: a
     run the reaper already declared lost keeps that verdict, and its retry is not made
@@ -85,6 +86,9 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
         run_rows.append(FinishedRun(status, started_at, dt(r.finished_at), log, ticket.run_key))
         job_rows.append(JobOutcome(started_at, status, ticket.job_key, started_at))
     outcomes = latest_per_job(job_rows)
+    # The jobs these runs start (jobs/engine/chains.py): read before the write lock; none
+    # for jobs without chains, which then cost nothing more.
+    chaining = chains.lookup(s, results)
     with s.transaction() as ops:
         # Which of these runs does `worker` still own? Locked (a row lock or the write
         # lock, by vendor) so the reaper cannot take one between check and write.
@@ -103,4 +107,6 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
         retries = retry_runs(s, ((r.ticket, r.finished_at) for r in owned if not r.succeeded))
         if retries:
             ops.insert_runs(retries)
+        if chaining:
+            chains.start(ops, chains.causes(owned), chaining, timezone.now())
     return len(owned)

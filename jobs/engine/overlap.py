@@ -18,22 +18,33 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from jobs.models import OverlapPolicy, RunStatus
 from jobs.runs import new_key
 from jobs.sql.base import Operations
-from jobs.sql.rows import DueJob, JobStatus, Replacement, SkippedRun
+from jobs.sql.rows import JobStatus, Replacement, SkippedRun
 
 _FORBID = OverlapPolicy.FORBID.value
 _SKIPPED = RunStatus.SKIPPED.value
 _CANCELLED = RunStatus.CANCELLED.value
 
 
-class Guarded(NamedTuple):
-    """A claimed job whose overlap policy must look at its runs before it runs again."""
+class PolicyHolder(Protocol):
+    """What the policies read of a job: a claimed DueJob, or a job a chain starts."""
 
-    job: DueJob
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def overlap_policy(self) -> str: ...
+
+
+class Guarded(NamedTuple):
+    """A job whose overlap policy must look at its runs before it runs again: claimed, or
+    started by a chain (jobs/engine/chains.py)."""
+
+    job: PolicyHolder
     run_at: tuple[datetime, ...]
 
 
@@ -47,12 +58,13 @@ class OverlapPlan:
 def plan(
     ops: Operations,
     guarded: Sequence[Guarded],
-    add_run: Callable[[DueJob, datetime], str],
+    add_run: Callable[[Any, datetime], str],
     now: datetime,
 ) -> OverlapPlan:
     """Decide the occurrences of jobs that forbid or replace overlapping runs.
 
-    `add_run(job, scheduled_for)` adds a run to the claim and returns its key.
+    `add_run(job, scheduled_for)` adds a run to the claim (or the chain) and returns its
+    key; `job` is the Guarded's own.
     """
     active = ops.active_runs([g.job.key for g in guarded])
     decided = OverlapPlan(ops.store.adapt_datetime(now))
@@ -103,8 +115,14 @@ def apply(ops: Operations, decided: OverlapPlan, inserted: set[str]) -> None:
             JobStatus(_SKIPPED, run.job_key, s.adapt_datetime(run.scheduled_for))
             for run in decided.skipped
         ]
+    statuses += cancel_replaced(ops, decided, inserted)
+    ops.record_status_on_jobs(statuses)
+
+
+def cancel_replaced(ops: Operations, decided: OverlapPlan, inserted: set[str]) -> list[JobStatus]:
+    """Cancel the runs that inserted replacements replace (if still pending or running);
+    returns the cancellations as their jobs' latest outcome, for record_status_on_jobs."""
     replaced = [row for row in decided.replaced if row.new_key in inserted]
     if replaced:
-        ops.cancel_replaced(replaced, db_now)
-        statuses += [JobStatus(_CANCELLED, row.job_key, db_now) for row in replaced]
-    ops.record_status_on_jobs(statuses)
+        ops.cancel_replaced(replaced, decided.db_now)
+    return [JobStatus(_CANCELLED, row.job_key, decided.db_now) for row in replaced]

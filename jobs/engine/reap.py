@@ -8,11 +8,12 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from jobs import conf
-from jobs.engine import events
+from jobs.engine import chains, events
 from jobs.engine.rows import latest_per_job, retry_runs
 from jobs.models import RunStatus
 from jobs.runs import RunResult
 from jobs.sql import store
+from jobs.sql.base import Operations
 from jobs.sql.rows import JobOutcome
 
 logger = logging.getLogger("jobs.engine")
@@ -58,12 +59,22 @@ def _reap_lost(now: datetime, limit: int) -> int:
             )
             started_at = dt(run.started_at or now)
             outcomes.append(JobOutcome(started_at, _FAILED, run.ticket.job_key, started_at))
-        events.runs_finished(ops, [RunResult(run.ticket, False, note, now, now) for run in lost])
+        results = [RunResult(run.ticket, False, note, now, now) for run in lost]
+        events.runs_finished(ops, results)
         ops.record_on_jobs(latest_per_job(outcomes))
         retries = retry_runs(s, ((run.ticket, now) for run in lost))
         if retries:
             ops.insert_runs(retries)
+        _start_chains(ops, results, now)
     return len(lost)
+
+
+def _start_chains(ops: Operations, failed: list[RunResult], now: datetime) -> None:
+    """The on_failure chains of the runs failed for good (jobs/engine/chains.py). Reaping
+    is rare: the links are read inside its transaction."""
+    found = chains.causes(failed)
+    if found:
+        chains.start(ops, found, list({cause.job_key for cause in found}), now)
 
 
 def _reap_overdue(now: datetime, limit: int) -> int:
@@ -130,4 +141,5 @@ def _reap_overdue(now: datetime, limit: int) -> int:
         retries = retry_runs(s, ((run.ticket, now) for run in timed_out))
         if retries:
             ops.insert_runs(retries)
+        _start_chains(ops, [RunResult(run.ticket, False, "", now, now) for run in timed_out], now)
     return len(timed_out)

@@ -3,7 +3,8 @@
 The package's modules: choices (vocabulary and limits), job and job_queries (Job and
 Job.objects), job_rules (what makes a job valid, in Python and in the database), run
 (JobHistory and its queries), notices (alert attempts, scheduler heartbeats), changes (the
-audit trail: JobChange, and who is acting through which channel). Everything
+audit trail: JobChange, and who is acting through which channel), chains (the rules and
+the saving of Job.on_success / Job.on_failure). Everything
 that was importable from `jobs.models` still is, from here.
 """
 
@@ -20,6 +21,7 @@ from jobs.models.choices import (
     FINISHED_STATUSES,
     LATEST_SCHEDULE_TIME,
     MAX_ALERT_AFTER_FAILURES,
+    MAX_CHAINED_JOBS,
     MAX_NOTIFY_EMAILS,
     MAX_RETRIES_LIMIT,
     MAX_RETRY_BACKOFF_SECONDS,
@@ -74,6 +76,7 @@ __all__ = [
     "JOB_SEARCH_FIELDS",
     "LATEST_SCHEDULE_TIME",
     "MAX_ALERT_AFTER_FAILURES",
+    "MAX_CHAINED_JOBS",
     "MAX_NOTIFY_EMAILS",
     "MAX_RETRIES_LIMIT",
     "MAX_RETRY_BACKOFF_SECONDS",

@@ -235,18 +235,20 @@ def record_save(
     old: Mapping[str, Any] | None,
     action: str | None = None,
     fields: Iterable[str] | None = None,
+    related: Mapping[str, list[Any]] | None = None,
 ) -> None:
     """Record a save of `job` whose audited values were `old` (None: a new job), of only
-    `fields` when the save wrote only those.
+    `fields` when the save wrote only those; `related`: {name: [old, new]} of the
+    many-to-many lists the save also wrote (the chains, jobs.models.chains).
 
-    Nothing is recorded when no audited value changed. Called by Job.save() inside its
+    Nothing is recorded when nothing changed. Called by Job.save() inside its
     transaction.
     """
     new = job_values(job)
     if old is not None and fields is not None:
         written = set(fields)
         new = {name: new[name] if name in written else old.get(name) for name in new}
-    changes = diff(old, new)
+    changes = {**diff(old, new), **(related or {})}
     if old is not None and not changes:
         return
     if action is None:

@@ -25,6 +25,9 @@ NOTIFY_EMAILS_MAX_LENGTH = 2000
 MAX_NOTIFY_EMAILS = 20
 CRON_EXPRESSION_MAX_LENGTH = 120
 TIME_ZONE_MAX_LENGTH = 64
+# Jobs one job may start after a run (each of on_success and on_failure): every one is a
+# run inserted in the transaction that records the outcome, so the fan-out stays small.
+MAX_CHAINED_JOBS = 20
 # A run longer than a week is a mistake, not a timeout.
 MAX_TIMEOUT_SECONDS = 7 * 86400
 # A failure alert after this many failed runs in a row at most (jobs/alerts).
@@ -142,6 +145,9 @@ class Trigger(models.TextChoices):
     SCHEDULE = "schedule", _("Schedule")
     MANUAL = "manual", _("Run now")
     RETRY = "retry", _("Retry")
+    # Started by another job's run that succeeded or failed for good (Job.on_success,
+    # Job.on_failure; jobs/engine/chains.py).
+    CHAIN = "chain", _("Chain")
 
 
 # Fields whose change moves the job to a new schedule (and recomputes next_run_at). All

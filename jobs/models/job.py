@@ -22,7 +22,7 @@ from django.utils.translation import ngettext, pgettext
 
 from jobs import access, registry, schedules, text
 from jobs.cron_text import describe_cron
-from jobs.models import changes, job_rules
+from jobs.models import chains, changes, job_rules
 from jobs.models.choices import (
     COMMAND_MAX_LENGTH,
     COPY_SUFFIX,
@@ -147,6 +147,23 @@ class Job(models.Model):
         choices=OverlapPolicy.choices,
         default=OverlapPolicy.ALLOW,
         db_default=OverlapPolicy.ALLOW,
+    )
+    # Chains (jobs/models/chains.py, jobs/engine/chains.py): edited through set_chains().
+    on_success = models.ManyToManyField(
+        "self",
+        symmetrical=False,
+        blank=True,
+        related_name="after_success_of",
+        verbose_name=_("on success, run"),
+        help_text=_("Jobs to run each time a run of this job succeeds."),
+    )
+    on_failure = models.ManyToManyField(
+        "self",
+        symmetrical=False,
+        blank=True,
+        related_name="after_failure_of",
+        verbose_name=_("on failure, run"),
+        help_text=_("Jobs to run when a run of this job fails for good, after its retries."),
     )
     # Plain integers and floats: Job.clean() gives one message per bad value, and the
     # database constraints below refuse them too.
@@ -364,6 +381,14 @@ class Job(models.Model):
         as that version was, runs shell commands (or a dangerous management command)."""
         return access.may_change_job_like(user, self, version.snapshot or {})
 
+    def set_chains(self, *, on_success=None, on_failure=None) -> None:  # type: ignore[no-untyped-def]
+        """Say what the chain lists should be (jobs or ids; None leaves a list as it is).
+
+        Validated by full_clean() (too many, or a loop), written and recorded in the
+        audit trail by the next save(), in its transaction (jobs/models/chains.py).
+        """
+        chains.set_pending(self, on_success, on_failure)
+
     # --- loading and saving ---------------------------------------------------------
 
     @classmethod
@@ -496,7 +521,8 @@ class Job(models.Model):
                 kwargs["update_fields"] = [*kwargs["update_fields"], "consecutive_failures"]
         with transaction.atomic(using=kwargs.get("using") or router.db_for_write(type(self))):
             super().save(*args, **kwargs)
-            changes.record_save(self, old, change_action, explicit_fields)
+            chained = chains.save_pending(self)
+            changes.record_save(self, old, change_action, explicit_fields, chained)
         self._loaded_schedule = self._schedule_snapshot()
         self._loaded_values = changes.job_values(self)
 
@@ -517,6 +543,7 @@ class Job(models.Model):
             webhook_changed=self._webhook_changed,
             command_changed=self._command_changed,
         )
+        errors.update(chains.chain_errors(self))
         if errors:
             raise ValidationError(errors)
 

@@ -205,6 +205,17 @@ class JobHistory(models.Model):
         _("cancelled by"), max_length=150, blank=True, default="", db_default=""
     )
     created_at = models.DateTimeField(_("created"), default=timezone.now)
+    # The run whose outcome started this one (trigger "chain"; jobs/engine/chains.py).
+    # SET_NULL: pruning the cause keeps the chained run. Indexed by jobs_run_caused_by.
+    caused_by = models.ForeignKey(
+        "self",
+        verbose_name=_("started by"),
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="chained_runs",
+        db_index=False,
+    )
 
     objects = JobHistoryQuerySet.as_manager()
 
@@ -245,6 +256,14 @@ class JobHistory(models.Model):
             # scrape; without it each scrape would read the whole history. (The one index
             # that finishing a run adds to; see docs/metrics.md.)
             models.Index(fields=["finished_at"], name="jobs_run_finished"),
+            # A run's chained runs (its page; unlinking them when pruning deletes it, or
+            # Django's SET_NULL when its job is deleted). Partial: only chained runs are
+            # in it, so inserting any other run (every claim) never touches it.
+            models.Index(
+                fields=["caused_by"],
+                condition=Q(caused_by__isnull=False),
+                name="jobs_run_caused_by",
+            ),
         ]
         constraints = [
             # Invariant 1: one first attempt (and one of each retry) per occurrence,

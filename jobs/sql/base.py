@@ -33,6 +33,8 @@ from jobs.sql import loader
 from jobs.sql.rows import (
     ActiveRun,
     CancelledRun,
+    ChainedRun,
+    ChainLink,
     DueJob,
     FailureStreak,
     FinishedRun,
@@ -532,7 +534,8 @@ class Operations:
         return int(self._execute("count_finished_before", [cutoff]).fetchone()[0])
 
     def delete_finished_before(self, cutoff: object, limit: int) -> int:
-        return self._execute("delete_finished_before", [cutoff, limit]).rowcount
+        deleted = self._execute("delete_finished_before", [cutoff, limit]).fetchall()
+        return self._unlink_chained_runs(deleted)
 
     def count_beyond(self, job_key: str, edge: PruneEdge, since: object | None) -> int:
         """Finished runs of the job at or before `edge` (created since `since`)."""
@@ -543,7 +546,66 @@ class Operations:
 
     def delete_beyond(self, job_key: str, edge: PruneEdge, limit: int) -> int:
         params = [job_key, edge.scheduled_for, edge.scheduled_for, edge.attempt, limit]
-        return self._execute("delete_beyond", params).rowcount
+        return self._unlink_chained_runs(self._execute("delete_beyond", params).fetchall())
+
+    def _unlink_chained_runs(self, deleted: Sequence[Sequence]) -> int:
+        """After a DELETE ... RETURNING id: the runs those deleted runs had started stay,
+        linked to nothing (the foreign key is checked at commit). Returns how many were
+        deleted."""
+        keys = [row[0] for row in deleted]
+        if keys:
+            self._count("unlink_chained_runs", [], keys)
+        return len(keys)
+
+    # --- chains ---------------------------------------------------------------------
+
+    def any_chains(self) -> bool:
+        return bool(self._execute("any_chains").fetchone()[0])
+
+    def chaining_jobs(self, job_keys: Sequence[str]) -> set[str]:
+        """Those of these jobs that have a chain."""
+        read_key = self.store.read_key
+        found: set[str] = set()
+        for chunk in chunks(job_keys, ROWS_PER_STATEMENT // 2):
+            rows = self._execute("chaining_jobs", [*chunk, *chunk], len(chunk)).fetchall()
+            found.update(read_key(row[0]) for row in rows)
+        return found
+
+    def chained_jobs(self, job_keys: Sequence[str]) -> list[ChainLink]:
+        """The jobs that runs of these jobs start, on success and on failure (on
+        PostgreSQL locked against deletion until the transaction ends)."""
+        read_key = self.store.read_key
+        links = []
+        for chunk in chunks(job_keys, ROWS_PER_STATEMENT // 2):
+            for on_status, source, key, name, active, policy in self._execute(
+                "chained_jobs", [*chunk, *chunk], len(chunk)
+            ).fetchall():
+                source, key = read_key(source), read_key(key)
+                links.append(ChainLink(on_status, source, key, name, bool(active), policy))
+        return links
+
+    def insert_chained_runs(self, runs: Sequence[ChainedRun]) -> set[str]:
+        """Insert runs a chain starts; returns the keys of those inserted (a row whose
+        occurrence is taken is not)."""
+        read_key = self.store.read_key
+        inserted: set[str] = set()
+        for chunk in chunks(runs):
+            params = []
+            for run in chunk:
+                params += (
+                    run.key,
+                    run.job_key,
+                    run.scheduled_for,
+                    run.status,
+                    run.not_before,
+                    run.log,
+                    run.created_at,
+                    run.finished_at,
+                    run.caused_by,
+                )
+            rows = self._execute("insert_chained_runs", params, len(chunk)).fetchall()
+            inserted.update(read_key(row[0]) for row in rows)
+        return inserted
 
     # --- the Upcoming page ------------------------------------------------------------
 

@@ -197,3 +197,28 @@ class TimelineJob(NamedTuple):
     is_active: bool
     next_run_us: int | None
     scheduled_at_us: int | None
+
+
+class ChainLink(NamedTuple):
+    """A job that runs of another job start (statement chained_jobs)."""
+
+    on_status: str  # the outcome that starts it: success, or failed (for good)
+    from_key: str  # the job whose run finished
+    key: str  # the job to run
+    name: str
+    is_active: bool
+    overlap_policy: str
+
+
+class ChainedRun(NamedTuple):
+    """A run a chain starts (statement insert_chained_runs), values adapted."""
+
+    key: str
+    job_key: str
+    scheduled_for: object
+    status: str  # pending, or skipped by the job's overlap policy
+    not_before: object
+    log: str
+    created_at: object
+    finished_at: object  # None while pending
+    caused_by: str  # the key of the run that started it

@@ -247,6 +247,7 @@ def test_the_job_page_links_to_the_dashboard_and_to_all_its_runs(
         "What runs",
         "Schedule",
         "Runs",
+        "Chains",
         "Simulation",
         "Alerts",
         "Status",
@@ -276,6 +277,7 @@ def test_the_add_page_has_no_status_or_runs(admin_client: Client, db) -> None:
         "What runs",
         "Schedule",
         "Runs",
+        "Chains",
         "Simulation",
         "Alerts",
     ]

@@ -27,8 +27,9 @@ EXPECTED = {
     "/history/?status=failed&job_name=bulk&date_from=2026-01-01": EVERY_PAGE + 2,  # + matching jobs
     "history of a job": EVERY_PAGE + 2,  # + the job's name
 }
-# The whole page, not its live part that htmx polls: the job's changes (one query).
-FULL_PAGE_EXTRA = {"job page": 1}
+# The whole page, not its live part that htmx polls: the job's changes and its chains
+# (one query each).
+FULL_PAGE_EXTRA = {"job page": 2}
 
 
 def _count(client: Client, url: str, **headers: str) -> int:

@@ -34,8 +34,12 @@ class FieldChange:
 
 def shown(field: models.Field | None, value: Any) -> str:
     """A stored value in words: choices by their label, times in the viewer's zone."""
-    if value is None or value == "":
+    if value is None or value == "" or value == []:
         return "—"
+    if isinstance(value, list):  # a list of jobs (the chains: jobs.models.chains.entries)
+        return ", ".join(
+            str(item.get("name", "")) if isinstance(item, dict) else str(item) for item in value
+        )
     if isinstance(value, bool):
         return gettext("yes") if value else gettext("no")
     if field is not None and field.choices:

@@ -34,6 +34,7 @@ from jobs.models import (
 )
 from jobs.preview import PREVIEW_FIELDS
 from jobs.signing import SECRET_MAX_LENGTH
+from jobs.web.chains import ChainFieldsMixin, JobPicker
 from jobs.web.widgets import LocalDateTimeInput, TimeZoneSelect, mark_schedule_switch
 
 EARLIEST_DAY = date(1970, 1, 1)
@@ -97,7 +98,7 @@ def job_form_field(field: models.Field, **kwargs: Any) -> forms.Field | None:
     return field.formfield(**kwargs)
 
 
-class JobForm(JobAlertsForm):
+class JobForm(ChainFieldsMixin, JobAlertsForm):
     class Meta:
         model = Job
         formfield_callback = job_form_field
@@ -116,6 +117,8 @@ class JobForm(JobAlertsForm):
             "timeout_seconds",
             "max_retries",
             "retry_backoff_seconds",
+            "on_success",
+            "on_failure",
             "sim_failure_rate",
             "sim_min_seconds",
             "sim_max_seconds",
@@ -136,6 +139,8 @@ class JobForm(JobAlertsForm):
             ),
             "timezone": TimeZoneSelect(),
             "notify_emails": forms.Textarea(attrs={"rows": 2}),
+            "on_success": JobPicker(),
+            "on_failure": JobPicker(),
         }
         field_classes = {"scheduled_at": forms.DateTimeField}
 
@@ -182,6 +187,7 @@ class JobForm(JobAlertsForm):
             "misfire_policy",
             Row(Column("overlap_policy"), Column("timeout_seconds")),
             Row(Column("max_retries"), Column("retry_backoff_seconds")),
+            Fieldset(_("Chains"), Row(Column("on_success"), Column("on_failure"))),
             Fieldset(
                 _("Simulation"),
                 HTML(

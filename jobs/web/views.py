@@ -31,7 +31,9 @@ from django.views.decorators.vary import vary_on_headers
 
 from jobs import engine, preview, upcoming
 from jobs.access import ADD_JOB, CHANGE_JOB, DELETE_JOB, RUN_JOB, VIEW_JOB
-from jobs.models import Job, JobChange, JobHistory
+from jobs.models import NAME_MAX_LENGTH, Job, JobChange, JobHistory
+from jobs.models.chains import CHAIN_FIELDS, chain_links
+from jobs.web import chains as chain_fields
 from jobs.web import changes as job_changes
 from jobs.web import dashboard as dashboard_data
 from jobs.web.forms import (
@@ -130,6 +132,7 @@ def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     )
     context = {"section": "jobs", "job": job, "stats": job_run_stats(job), "runs": runs}
     if not request.htmx:  # the live part polled by htmx holds no changes
+        context["chains"] = chain_links(job)
         context["changes"] = job_changes.change_page(
             job, request.GET.get(job_changes.PAGE_PARAMETER), request.user
         )
@@ -269,6 +272,17 @@ def upcoming_page(request: HttpRequest) -> HttpResponse:
     return render(request, "jobs/upcoming.html", context)
 
 
+def job_choices(request: HttpRequest) -> HttpResponse:
+    """A job picker's search results (jobs.web.chains.JobPicker), as boxes to tick."""
+    field = request.GET.get("field", "")
+    if field not in CHAIN_FIELDS:
+        return HttpResponse(status=400)
+    text = request.GET.get(f"{field}_search", "")[:NAME_MAX_LENGTH]
+    found = chain_fields.job_choices(text, exclude=chain_fields.read_exclusions(request.GET, field))
+    context = {"field": field, "choices": found.jobs, "more": found.more, "searched": bool(text)}
+    return render(request, "jobs/_job_choices.html", context)
+
+
 # --- runs --------------------------------------------------------------------------------
 
 
@@ -298,8 +312,12 @@ def history(request: HttpRequest) -> HttpResponse:
 @require_GET
 @needs(VIEW_JOB)
 def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
-    run = get_object_or_404(JobHistory.objects.select_related("job"), pk=run_id)
-    return render(request, "jobs/run_detail.html", {"section": "history", "run": run})
+    runs = JobHistory.objects.select_related("job", "caused_by__job").defer("caused_by__log")
+    run = get_object_or_404(runs, pk=run_id)
+    # The runs it started (index jobs_run_caused_by); at most a few per chained job.
+    chained = run.chained_runs.select_related("job").defer("log")
+    context = {"section": "history", "run": run, "chained": list(chained.order_by("created_at"))}
+    return render(request, "jobs/run_detail.html", context)
 
 
 @require_POST

@@ -288,11 +288,13 @@ SELECT scheduled_for, attempt FROM {run_table} WHERE job_id = %s
 SELECT COUNT(*) FROM {run_table} WHERE created_at < %s AND status IN ({finished})
 
 -- name: delete_finished_before
--- Oldest first, through index jobs_run_recent.
+-- Oldest first, through index jobs_run_recent. The ids deleted: their chained runs are
+-- unlinked next (unlink_chained_runs).
 -- params: cutoff, limit
 DELETE FROM {run_table} WHERE id IN (
   SELECT id FROM {run_table} WHERE created_at < %s AND status IN ({finished})
    ORDER BY created_at LIMIT %s)
+RETURNING id
 
 -- name: count_beyond
 -- params: job_key, scheduled_for, scheduled_for, attempt
@@ -314,6 +316,55 @@ DELETE FROM {run_table} WHERE id IN (
    WHERE job_id = %s AND (scheduled_for < %s OR (scheduled_for = %s AND attempt <= %s))
      AND status IN ({finished})
    ORDER BY scheduled_for, attempt LIMIT %s)
+RETURNING id
+
+-- --- chains (jobs/engine/chains.py) ----------------------------------------------------
+
+-- name: any_chains
+-- Whether any job has a chain at all: one step into each link table. Without any (the
+-- usual case), a finished batch reads nothing more: chaining_jobs costs about 2 us per
+-- job key on SQLite (its IN list), as much as a tenth of finishing the run.
+SELECT EXISTS (SELECT 1 FROM {on_success_table}) OR EXISTS (SELECT 1 FROM {on_failure_table})
+
+-- name: chaining_jobs
+-- Which of these jobs have a chain, read before a finished batch's write transaction.
+-- Through the unique (from, to) index of each link table.
+-- params: keys, keys
+SELECT from_job_id FROM {on_success_table} WHERE from_job_id IN ({keys})
+UNION
+SELECT from_job_id FROM {on_failure_table} WHERE from_job_id IN ({keys})
+
+-- name: chained_jobs
+-- The jobs that runs of these jobs start: on success ({success}) and on failure
+-- ({failed}), with what starting them needs; inside the write transaction that inserts
+-- their runs. Differs from SQLite: the jobs are locked against deletion (FOR KEY SHARE,
+-- which a claim's update of next_run_at does not wait for) until the runs are inserted.
+-- params: keys, keys
+SELECT c.kind, c.from_job_id, j.id, j.name, j.is_active, j.overlap_policy
+  FROM (SELECT {success} AS kind, from_job_id, to_job_id FROM {on_success_table}
+         WHERE from_job_id IN ({keys})
+        UNION ALL
+        SELECT {failed}, from_job_id, to_job_id FROM {on_failure_table}
+         WHERE from_job_id IN ({keys})) c
+  JOIN {job_table} j ON j.id = c.to_job_id
+   FOR KEY SHARE OF j
+
+-- name: insert_chained_runs
+-- Runs a chain starts: pending, or skipped by their job's overlap policy, each linked
+-- to the run that caused it. A row whose (job, scheduled_for, attempt) is taken inserts
+-- nothing (the engine moves it by a microsecond and inserts it again).
+-- rows: (%s, %s, %s, 1, %s, {chain}, %s, %s, '', %s, %s, %s)
+INSERT INTO {run_table} (id, job_id, scheduled_for, attempt, status, trigger, not_before,
+                         log, worker, created_at, finished_at, caused_by_id)
+VALUES {rows}
+ON CONFLICT DO NOTHING RETURNING id
+
+-- name: unlink_chained_runs
+-- Runs whose cause was just deleted stay, linked to nothing. Through the partial index
+-- jobs_run_caused_by, which holds only chained runs.
+-- params: keys
+UPDATE {run_table} SET caused_by_id = NULL
+ WHERE caused_by_id IS NOT NULL AND caused_by_id IN ({keys})
 
 -- name: timeline_jobs
 -- Every job, with what the Upcoming page counts its occurrences from (jobs/upcoming.py):
