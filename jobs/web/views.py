@@ -272,6 +272,8 @@ def upcoming_page(request: HttpRequest) -> HttpResponse:
     return render(request, "jobs/upcoming.html", context)
 
 
+@require_GET
+@needs(VIEW_JOB)
 def job_choices(request: HttpRequest) -> HttpResponse:
     """A job picker's search results (jobs.web.chains.JobPicker), as boxes to tick."""
     field = request.GET.get("field", "")
