@@ -151,3 +151,12 @@ class WatchedJob(NamedTuple):
     last_run_status: str
     notify_on_failure: bool
     notify_on_recovery: bool
+
+
+class WakeUp(NamedTuple):
+    """What an idle scheduler loop needs before it sleeps (statement next_wake_at)."""
+
+    next_due_at: datetime | None  # the earliest active job's next_run_at
+    next_retry_at: datetime | None  # the earliest pending run not ready yet
+    paused_at: datetime | None  # the pause switch (jobs.models.PauseWindow)
+    paused_until: datetime | None
