@@ -137,7 +137,8 @@ def test_the_alert_fires_once_per_incident_and_the_recovery_once(clock, settings
         engine.claim_due()
         assert health.watch().status == health.OK
         assert health.watch().status == health.OK
-        assert [body["event"] for body in hook.received] == ["scheduler_down", "scheduler_recovered"]
+        sent = [body["event"] for body in hook.received]
+        assert sent == ["scheduler_down", "scheduler_recovered"]
         recovered = hook.received[1]
         assert recovered["down_seconds"] == 5
         assert SchedulerHealth.objects.get().down_since is None
@@ -242,7 +243,8 @@ def test_checkhealth_says_ok_while_paused(clock):
     engine.pause(until=NOW + timedelta(hours=1))
     code, out = checkhealth()
     assert code == 0
-    assert out == f"ok: paused since {NOW.isoformat()} until {(NOW + timedelta(hours=1)).isoformat()}\n"
+    until = (NOW + timedelta(hours=1)).isoformat()
+    assert out == f"ok: paused since {NOW.isoformat()} until {until}\n"
 
 
 def test_checkhealth_no_alerts_only_reports(clock):
