@@ -98,9 +98,11 @@ def test_a_paused_scheduler_claims_nothing_and_resumes_at_until_by_itself(
     # The resume is recorded once, by the system, at the until.
     switch = SchedulerState.objects.get()
     assert (switch.paused_at, switch.paused_until, switch.resumed_at) == (None, None, until)
-    events = list(SchedulerEvent.objects.order_by("created_at").values_list(
-        "action", "channel", "created_at", "note"
-    ))
+    events = list(
+        SchedulerEvent.objects.order_by("created_at").values_list(
+            "action", "channel", "created_at", "note"
+        )
+    )
     assert events == [
         (SchedulerAction.PAUSE, Channel.SYSTEM, NOW, "database upgrade"),
         (SchedulerAction.RESUME, Channel.SYSTEM, until, "database upgrade"),
@@ -117,9 +119,7 @@ def test_a_paused_scheduler_claims_nothing_and_resumes_at_until_by_itself(
         ("skip", []),  # the latest is 30 s late, beyond the 5 s grace: none
     ],
 )
-def test_the_misfire_policy_decides_what_came_due_during_the_pause(
-    make_job, clock, policy, runs
-):
+def test_the_misfire_policy_decides_what_came_due_during_the_pause(make_job, clock, policy, runs):
     job = make_job(interval=1, interval_unit="minute", misfire_policy=policy)  # NOW + 1 min
     engine.pause()
     loop = scheduler()
