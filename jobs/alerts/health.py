@@ -21,10 +21,10 @@ whose update changed the row sends the alert, or the recovery notice. Each is a
 SchedulerEvent too, with where its alerts went.
 
 Alerts go through the job alerts' own delivery: post_webhook (the address rules of
-jobs/outbound.py, the total deadline; the signing it does) and Django's mail, each tried
-JOBS_ALERT_ATTEMPTS times with JOBS_ALERT_BACKOFF_SECONDS doubling. A scheduler sends
-them from a background thread, never from its loop; checkhealth sends them before it
-exits.
+jobs/outbound.py, the total deadline, whatever it adds to every webhook) and Django's
+mail, each tried JOBS_ALERT_ATTEMPTS times with JOBS_ALERT_BACKOFF_SECONDS doubling. A
+scheduler sends them from a background thread, never from its loop; checkhealth sends
+them before it exits.
 """
 
 from __future__ import annotations
