@@ -5,7 +5,8 @@ recovery notice.
 The scheduler is *down* when
 - no scheduler process has sent a heartbeat for JOBS_MISFIRE_GRACE_SECONDS +
   JOBS_LEASE_SECONDS (at least three heartbeats, jobs.metrics.HEARTBEAT_EVERY_SECONDS,
-  so a healthy process is never taken for a dead one), or
+  so a healthy process is never taken for a dead one; a process beats once per pass, so
+  its --tick must stay below that, as the default 1 s does), or
 - an active job has been due for that long and nobody has claimed it (the processes
   are there but their claims fail, or they cannot keep up).
 
@@ -81,9 +82,17 @@ class Health(NamedTuple):
     checked_at: datetime
 
 
+# The Huey periodic pass (JOBS_HUEY_PERIODIC_PASS) claims and beats once a minute.
+PERIODIC_PASS_EVERY = timedelta(minutes=1)
+
+
 def unclaimed_limit() -> timedelta:
-    """Due work waiting longer than this is unclaimed: the misfire grace plus a lease."""
-    return conf.misfire_grace() + conf.lease()
+    """Due work waiting longer than this is unclaimed: the misfire grace plus a lease
+    (plus a minute where the Huey periodic pass is the scheduler)."""
+    limit = conf.misfire_grace() + conf.lease()
+    if settings.JOBS_HUEY_PERIODIC_PASS:
+        limit += PERIODIC_PASS_EVERY
+    return limit
 
 
 def silence_limit() -> timedelta:

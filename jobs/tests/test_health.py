@@ -335,3 +335,12 @@ def test_metrics_have_a_paused_gauge(client):
     engine.resume()
     assert scrape(client)["jobs_scheduler_paused"] == 0
     assert metrics.alive_within() >= timedelta(seconds=15)
+
+
+def test_the_huey_periodic_pass_gets_a_minute_more(settings, clock):
+    beat()
+    settings.JOBS_HUEY_PERIODIC_PASS = True
+    clock.shift(LIMIT + timedelta(seconds=30))  # between two periodic passes
+    assert health.assess().status == health.OK
+    clock.shift(timedelta(seconds=31))
+    assert health.assess().status == health.DOWN
