@@ -39,9 +39,10 @@ def run(
     Per case: `claim_ms`, engine.claim_due() in batches until nothing is due (what a pass
     writes); `pass_ms`, one Scheduler.run_pass() with its workers stopped (claim, queue,
     poll of ready runs, reap); `idle_loop_ms`, with none due, a pass plus the look-up of
-    the next due time: one turn of an idle scheduler's loop; `paused_loop_ms`, that turn
-    while the scheduler is paused with those jobs come due meanwhile (they stay due: a
-    paused scheduler's idle turn). Medians of several tries.
+    the next due time: one turn of an idle scheduler's loop, the first of a new
+    scheduler; `loop_turn_ms`, the turns after it (the reaper and the heartbeat are
+    throttled); `paused_loop_ms`, those turns while the scheduler is paused with those
+    jobs come due meanwhile (they stay due). Medians of several tries.
     """
     progress = progress or Progress(silent=True)
     sizes = sorted({max(1, jobs // 10), jobs})
@@ -114,7 +115,9 @@ def _measure_pass(size: int, due: int, workers: int, repeat: int) -> Result:
         pass_s, idle_s = _time_pass(due, workers)
         passes.append(pass_s)
         idles.append(idle_s)
-    paused = _time_paused_turns(due, workers, max(repeat, 20))
+    turns = max(repeat, 20)
+    running = _time_turns(due, workers, turns, paused=False) if not due else None
+    paused = _time_turns(due, workers, turns, paused=True)
     return {
         "jobs": size,
         "due": due,
@@ -122,6 +125,7 @@ def _measure_pass(size: int, due: int, workers: int, repeat: int) -> Result:
         "pass_ms": round(statistics.median(passes) * 1000, 2),
         "pass_max_ms": round(max(passes) * 1000, 2),
         "idle_loop_ms": round(statistics.median(idles) * 1000, 2) if not due else None,
+        "loop_turn_ms": round(statistics.median(running) * 1000, 3) if running else None,
         "paused_loop_ms": round(statistics.median(paused) * 1000, 3),
         "tries": repeat,
     }
@@ -167,13 +171,17 @@ def _time_pass(due: int, workers: int) -> tuple[float, float]:
     return pass_s, idle_s
 
 
-def _time_paused_turns(due: int, workers: int, repeat: int) -> list[float]:
-    """Seconds of loop turns (a pass, then the look-up before the sleep) of a paused
-    scheduler, with `due` jobs come due during the pause."""
-    engine.pause(note="benchmark")
+def _time_turns(due: int, workers: int, repeat: int, *, paused: bool) -> list[float]:
+    """Seconds of the loop turns (a pass, then the look-up before the sleep) of one
+    scheduler after its first: what it costs again and again while idle, running with
+    nothing due, or paused with `due` jobs come due during the pause."""
+    if paused:
+        engine.pause(note="benchmark")
     now = timezone.now()
     _make_due(due, now - timedelta(seconds=1))
     scheduler = Scheduler(workers=workers, executor=_NoExecutor())
+    scheduler.seconds_until_next_work()
+    scheduler.run_pass(now)  # the first turn reaps and beats; the others are throttled
     scheduler.seconds_until_next_work()
     turns = []
     for _ in range(repeat):
@@ -182,9 +190,10 @@ def _time_paused_turns(due: int, workers: int, repeat: int) -> list[float]:
         scheduler.seconds_until_next_work()
         turns.append(time.perf_counter() - began)
         if stats.claimed:
-            raise RuntimeError(f"a paused pass claimed {stats.claimed} runs")
+            raise RuntimeError(f"an idle pass claimed {stats.claimed} runs")
     scheduler.shutdown()
-    engine.resume()
+    if paused:
+        engine.resume()
     if due:
         set_due(timezone.now() + timedelta(days=30), names_below=f"scale {due:07d}")
     return turns
