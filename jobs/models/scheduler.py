@@ -118,7 +118,7 @@ class SchedulerState(models.Model):
     @classmethod
     def current(cls) -> SchedulerState:
         """The row as it is (not saved when there is none yet: nothing was ever paused)."""
-        return cls.objects.select_related("paused_by").filter(pk=THE_ROW).first() or cls()
+        return cls.objects.filter(pk=THE_ROW).first() or cls()
 
 
 def pause_errors(until: datetime | None, note: str, now: datetime) -> dict[str, str]:
