@@ -34,6 +34,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
@@ -340,9 +341,9 @@ def flush(timeout: float) -> bool:
     """Wait up to `timeout` for the alerts being sent in the background (at exit)."""
     with _senders_lock:
         pending = list(_senders)
-    deadline = timezone.now() + timedelta(seconds=timeout)
+    deadline = time.monotonic() + timeout
     for thread in pending:
-        thread.join(max(0.0, (deadline - timezone.now()).total_seconds()))
+        thread.join(max(0.0, deadline - time.monotonic()))
     return not any(thread.is_alive() for thread in pending)
 
 
