@@ -63,6 +63,21 @@ SECRET_JOB_FIELDS: dict[str, Callable[[str], str]] = {
 }
 
 
+# Fields nobody reads back, not even who may change jobs: the API takes them and never
+# returns them, the forms leave them blank (blank keeps the stored value), the admin does
+# the same, and the audit trail records only that they changed (concealed_change).
+WRITE_ONLY_JOB_FIELDS = ("webhook_secret",)
+# What the audit trail keeps of a write-only field's change: [old, new].
+SECRET_WAS_SET = MASK
+SECRET_CHANGED = "changed"
+
+
+def concealed_change(old: Any, new: Any) -> list[str]:
+    """A write-only field's [old, new] as the audit trail keeps it: "…" where a value was
+    set before, "changed" where one is set now, "" for none."""
+    return [SECRET_WAS_SET if old else "", SECRET_CHANGED if new else ""]
+
+
 def may_see_secrets(user: Any) -> bool:
     return bool(user and user.has_perm(CHANGE_JOB))
 

@@ -45,6 +45,12 @@ class RunTicket:
     sim_max_seconds: float | None = None
 
     @property
+    def final_attempt(self) -> bool:
+        """Whether this attempt's failure is for good: no automatic retry follows it (an
+        operator's retry beyond max_retries is a final attempt too)."""
+        return self.attempt > self.max_retries
+
+    @property
     def run_id(self) -> uuid.UUID:
         return uuid.UUID(hex=self.run_key)
 

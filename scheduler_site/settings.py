@@ -15,6 +15,8 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.core.validators import validate_email
 
+from jobs.signing import BadSecret
+from jobs.signing import parse_secret as parse_webhook_secret
 from scheduler_site.env import (
     env_bool,
     env_float,
@@ -435,6 +437,17 @@ JOBS_ALERT_TIMEOUT_SECONDS = env_float(
 JOBS_ALERT_THREADS = env_int("JOBS_ALERT_THREADS", 2, minimum=1, maximum=32)
 # Webhook hosts (names or addresses) allowed although internal (jobs/outbound.py).
 JOBS_WEBHOOK_ALLOWED_HOSTS = env_list("JOBS_WEBHOOK_ALLOWED_HOSTS", [])
+# Signs every webhook (Standard Webhooks: "whsec_" + base64 of 24 to 64 random bytes); a
+# job's own webhook_secret takes its place. Empty: webhooks go unsigned.
+JOBS_WEBHOOK_SECRET = env_str("JOBS_WEBHOOK_SECRET", "").strip()
+if JOBS_WEBHOOK_SECRET:
+    try:
+        parse_webhook_secret(JOBS_WEBHOOK_SECRET)
+    except BadSecret as exc:
+        raise ImproperlyConfigured(
+            f'JOBS_WEBHOOK_SECRET {exc}. Make one with: python -c "import base64, os; '
+            "print('whsec_' + base64.b64encode(os.urandom(32)).decode())\""
+        ) from None
 # Where people open the site, for the links in alerts ("https://scheduler.example.com").
 JOBS_BASE_URL = env_str("JOBS_BASE_URL", "").rstrip("/")
 if JOBS_BASE_URL and not JOBS_BASE_URL.startswith(("http://", "https://")):

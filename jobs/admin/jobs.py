@@ -29,23 +29,37 @@ from jobs.admin.common import (
     time_column,
 )
 from jobs.admin.runs import RunJobFilter
-from jobs.masking import SECRET_JOB_FIELDS, masked, may_see_secrets
+from jobs.masking import SECRET_JOB_FIELDS, WRITE_ONLY_JOB_FIELDS, masked, may_see_secrets
 from jobs.models import JOB_SEARCH_FIELDS, Job, JobHistory, JobState
+from jobs.web.forms import JobAlertsForm, job_form_field
 from jobs.web.widgets import TimeZoneSelect, mark_schedule_switch
 
 # Runs shown on a job's admin page; the rest are one link away.
 LATEST_RUNS_SHOWN = 20
 
 
-# Secret fields (jobs.masking) -> the read-only field showing them masked.
-MASKED_FIELDS = {name: f"masked_{name}" for name in SECRET_JOB_FIELDS}
+# Secret fields (jobs.masking) -> the read-only field showing them masked; write-only
+# ones show only whether they are set, to everyone.
+MASKED_FIELDS = {name: f"masked_{name}" for name in (*SECRET_JOB_FIELDS, *WRITE_ONLY_JOB_FIELDS)}
+# Form fields with no value to show on a read-only page.
+FORM_ONLY_FIELDS = ("remove_webhook_secret",)
 
 
 def _masked_fields(fields: Sequence) -> tuple:
     return tuple(
         _masked_fields(name) if isinstance(name, (list, tuple)) else MASKED_FIELDS.get(name, name)
         for name in fields
+        if name not in FORM_ONLY_FIELDS
     )
+
+
+class JobAdminForm(JobAlertsForm):
+    """The admin's job form: the dashboard's handling of the alert fields."""
+
+    class Meta:
+        model = Job
+        fields = "__all__"
+        formfield_callback = job_form_field
 
 
 def runs_of_job_url(job: Job) -> str:
@@ -139,10 +153,12 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
     search_help_text = _("Search the name, description and command.")
     actions = ("run_now", "enable", "disable", "duplicate")
     inlines = (LatestRunsInline,)
+    form = JobAdminForm
     readonly_fields = (
         "state_badge",
         "last_run",
         "next_run",
+        "consecutive_failures",
         "links",
         "created_at",
         "updated_at",
@@ -194,6 +210,8 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
                     ("notify_on_failure", "notify_on_recovery"),
                     "webhook_url",
                     "notify_emails",
+                    ("alert_after_failures", "expected_seconds"),
+                    "webhook_secret",
                 )
             },
         ),
@@ -205,6 +223,7 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
                 "state_badge",
                 "last_run",
                 "next_run",
+                "consecutive_failures",
                 "links",
                 ("created_at", "updated_at"),
             )
@@ -240,6 +259,14 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
         if obj is None:
             return self.fieldsets
         fieldsets = (*self.fieldsets, self.status_fieldset)
+        if obj.webhook_secret:
+            # Offered by JobAdminForm only when there is a secret to remove.
+            fieldsets = tuple(
+                (title, {**options, "fields": (*options["fields"], "remove_webhook_secret")})
+                if "webhook_secret" in options["fields"]
+                else (title, options)
+                for title, options in fieldsets
+            )
         if may_see_secrets(request.user):
             return fieldsets
         # The read-only page of a user who may not change jobs: masked (jobs.masking).
@@ -276,6 +303,10 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
     @admin.display(description=_("alert e-mail addresses"))
     def masked_notify_emails(self, job: Job) -> str:
         return masked("notify_emails", job.notify_emails)
+
+    @admin.display(description=_("webhook signing secret"))
+    def masked_webhook_secret(self, job: Job) -> str:
+        return _("set") if job.webhook_secret else _("none")
 
     @admin.display(description=_("state"), ordering="last_run_status")
     def state_badge(self, job: Job) -> SafeString:

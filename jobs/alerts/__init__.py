@@ -1,23 +1,35 @@
-"""Failure and recovery alerts: by webhook (POST JSON) and/or e-mail, per job.
+"""Alerts by webhook (POST JSON, signed) and/or e-mail, per job: failing repeatedly,
+recovered, running long.
+
+When an alert goes out:
+
+- *failure*: when the job's failed runs in a row reach its alert_after_failures (1 by
+  default: the first failure of each streak), and not again until a success ends the
+  streak. A run counts when it failed for good: its last automatic retry failed too (or
+  it had none). An attempt that will be retried counts for nothing, so the retries of
+  one occurrence never alert one by one, and a retry that succeeds ends no streak.
+- *recovery*: the success that ends a streak which reached alert_after_failures.
+- *running long*: a run still going after the job's expected_seconds (blank: three times
+  the 95th percentile of its last runs), once per run (jobs/alerts/running_long.py).
 
 How an alert travels:
 
 1. engine.finish() and engine.reap() emit their runs_finished event inside their
-   transaction (`runs_finished()` here listens to it, subscribed in jobs/apps.py),
-   before the jobs' last-run fields move. It costs one query per batch: the batch's
-   jobs that have alerts turned on, with their previous last_run_status. A failed run
-   of a job with notify_on_failure makes a *failure* notice; a successful run of a job
-   with notify_on_recovery whose previous run failed makes a *recovery* notice.
+   transaction (`runs_finished()` here listens to it, subscribed in jobs/apps.py). It
+   costs one query per batch: the batch's jobs that have alerts turned on, with their
+   count of failed runs in a row (consecutive_failures), locked until the transaction
+   ends; a second statement writes the counts that changed. So the count is exact
+   however many processes finish runs of the job at once, and jobs without alerts pay
+   nothing but that one query. Runs count in the order they started within a batch,
+   batches in the order they commit.
 2. The notices are handed to the process's Dispatcher when the transaction commits
    (never for a rolled-back one). The dispatcher is a bounded queue served by a few
    daemon threads (JOBS_ALERT_THREADS), so the scheduler loop and the workers never
    wait for a network call.
 3. A thread delivers each notice on each of the job's channels, trying up to
    JOBS_ALERT_ATTEMPTS times with exponential backoff (JOBS_ALERT_BACKOFF_SECONDS, then
-   double, ...), and records every attempt as a NotificationAttempt on the run.
-
-Every failed run alerts (also attempts that will be retried: the payload says which
-attempt it was); recovery alerts come once, on the first success after a failure.
+   double, ...), and records every attempt as a NotificationAttempt on the run. Every
+   try of one webhook delivery carries the same webhook-id (jobs/signing.py).
 """
 
 from __future__ import annotations
@@ -44,10 +56,10 @@ from jobs.models import (
     NotificationChannel,
     NotificationKind,
     NotificationStatus,
-    RunStatus,
 )
 from jobs.runs import RunResult
 from jobs.sql.base import Operations
+from jobs.sql.rows import FailureStreak, WatchedJob
 from jobs.text import clean_remote, one_line
 
 logger = logging.getLogger(__name__)
@@ -64,6 +76,12 @@ class Notice:
     run_key: str  # the run's id as 32 hex digits (the engine's "key")
     job_key: str
     kind: str  # NotificationKind
+    # failure: the failed runs in a row that alerted; recovery: the streak it ended.
+    failures_in_a_row: int = 0
+    # running long: the limit the run passed, in seconds, and where it came from
+    # ("expected_seconds", or "p95" for three times the 95th percentile).
+    expected_seconds: float | None = None
+    expected_from: str = ""
 
 
 # --- 1. deciding what to send (subscribed to the engine's runs_finished) -----------------
@@ -72,9 +90,10 @@ class Notice:
 def runs_finished(ops: Operations, finished: Sequence[RunResult]) -> None:
     """Listener of the engine's runs_finished event (subscribed in jobs/apps.py).
 
-    Called inside the engine's transaction, before the jobs' last_run_status is
-    updated: recovery is "success after the job's previous run failed". Costs one
-    query per batch (by primary key) when no job of the batch has alerts.
+    Called inside the engine's transaction: counts the failed runs in a row of the jobs
+    with alerts, writes the counts that changed, and queues their alerts for when the
+    transaction commits. Costs one query per batch (by primary key) when no job of the
+    batch has alerts.
     """
     if not finished:
         return
@@ -82,19 +101,39 @@ def runs_finished(ops: Operations, finished: Sequence[RunResult]) -> None:
     watched = {job.key: job for job in ops.watched_jobs(job_keys)}
     if not watched:
         return
-    previous = {key: job.last_run_status for key, job in watched.items()}
+    streaks = {key: job.consecutive_failures for key, job in watched.items()}
     notices: list[Notice] = []
     mine = sorted((r for r in finished if r.ticket.job_key in watched), key=lambda r: r.started_at)
     for result in mine:
-        job_key, run_key = result.ticket.job_key, result.ticket.run_key
-        job = watched[job_key]
-        if not result.succeeded and job.notify_on_failure:
-            notices.append(Notice(run_key, job_key, NotificationKind.FAILURE))
-        elif result.succeeded and job.notify_on_recovery and previous[job_key] == RunStatus.FAILED:
-            notices.append(Notice(run_key, job_key, NotificationKind.RECOVERY))
-        previous[job_key] = RunStatus.SUCCESS if result.succeeded else RunStatus.FAILED
+        job = watched[result.ticket.job_key]
+        notice = _count(job, result, streaks)
+        if notice is not None:
+            notices.append(notice)
+    changed = [
+        FailureStreak(streak, key)
+        for key, streak in streaks.items()
+        if streak != watched[key].consecutive_failures
+    ]
+    if changed:
+        ops.record_failure_streaks(changed)
     if notices:
         transaction.on_commit(partial(dispatch, notices))
+
+
+def _count(job: WatchedJob, result: RunResult, streaks: dict[str, int]) -> Notice | None:
+    """Count one outcome into the job's streak; the notice it makes, if any."""
+    key, run_key = job.key, result.ticket.run_key
+    streak = streaks[key]
+    notice = None
+    if result.succeeded:
+        if streak >= job.alert_after_failures and job.notify_on_recovery:
+            notice = Notice(run_key, key, NotificationKind.RECOVERY, failures_in_a_row=streak)
+        streaks[key] = 0
+    elif result.ticket.final_attempt:
+        streaks[key] = streak = streak + 1
+        if streak == job.alert_after_failures and job.notify_on_failure:
+            notice = Notice(run_key, key, NotificationKind.FAILURE, failures_in_a_row=streak)
+    return notice
 
 
 def dispatch(notices: Sequence[Notice]) -> None:
@@ -243,7 +282,10 @@ def deliver(notice: Notice, *, wait: Callable[[float], Any] | None = None) -> li
     if job.notify_email_list:
         addresses = ", ".join(job.notify_email_list)
         channels.append((NotificationChannel.EMAIL, addresses, addresses))
-    payload = build_payload(run, notice.kind)
+    payload = build_payload(run, notice)
+    # The same on every try of this delivery (a receiver drops a duplicate by it), and
+    # from any process: one alert of one kind per run.
+    webhook_id = f"msg_{notice.run_key}_{notice.kind}"
     attempts = int(settings.JOBS_ALERT_ATTEMPTS)
     backoff = float(settings.JOBS_ALERT_BACKOFF_SECONDS)
     wait = wait or threading.Event().wait
@@ -252,7 +294,9 @@ def deliver(notice: Notice, *, wait: Callable[[float], Any] | None = None) -> li
         outcome = NotificationStatus.FAILED
         for attempt in range(1, attempts + 1):
             if channel == NotificationChannel.WEBHOOK:
-                ok, code, error = post_webhook(target, payload)
+                ok, code, error = post_webhook(
+                    target, payload, webhook_id=webhook_id, secret=job.webhook_secret
+                )
             else:
                 ok, code, error = send_email(job.notify_email_list, payload)
             # A remote server's words: one printable line, bounded (jobs/text.py).
@@ -293,8 +337,15 @@ def dashboard_url(job: Job) -> str:
     return f"{settings.JOBS_BASE_URL}{job.get_absolute_url()}"
 
 
-def build_payload(run: JobHistory, kind: str) -> dict[str, Any]:
+def build_payload(run: JobHistory, notice: Notice) -> dict[str, Any]:
     job = run.job
+    kind = notice.kind
+    facts: dict[str, Any] = {}
+    if kind in (NotificationKind.FAILURE, NotificationKind.RECOVERY):
+        facts["failures_in_a_row"] = notice.failures_in_a_row
+    elif kind == NotificationKind.RUNNING_LONG:
+        facts["expected_seconds"] = notice.expected_seconds
+        facts["expected_from"] = notice.expected_from
     return {
         "event": str(kind),
         "job": {"id": str(job.pk), "name": job.name, "command": job.command},
@@ -311,19 +362,35 @@ def build_payload(run: JobHistory, kind: str) -> dict[str, Any]:
         "finished_at": run.finished_at,
         "log_tail": run.log[-LOG_TAIL_CHARS:],
         "dashboard_url": dashboard_url(job),
+        **facts,
     }
+
+
+# What an e-mail's subject says happened, by kind.
+SUBJECT_VERBS = {
+    NotificationKind.FAILURE: "failed",
+    NotificationKind.RECOVERY: "recovered",
+    NotificationKind.RUNNING_LONG: "is running long",
+}
 
 
 def send_email(recipients: list[str], payload: dict[str, Any]) -> tuple[bool, int | None, str]:
     """Send the alert through Django's mail settings (EMAIL_*)."""
     job, run = payload["job"], payload["run"]
-    verb = "failed" if payload["event"] == NotificationKind.FAILURE else "recovered"
+    verb = SUBJECT_VERBS.get(payload["event"], payload["event"])
+    in_a_row = payload.get("failures_in_a_row") or 0
+    if payload["event"] == NotificationKind.FAILURE and in_a_row > 1:
+        verb = f"failed {in_a_row} times in a row"
     # One line whatever the name holds (a header cannot be split by it).
     subject = one_line(f"[scheduler] {job['name']} {verb}")
     lines = [
         f"Job: {job['name']} ({job['id']})",
         f"Command: {job['command']}",
         f"Status: {payload['status']} (attempt {run['attempt']}, retries {run['max_retries']})",
+    ]
+    if payload["event"] == NotificationKind.RUNNING_LONG:
+        lines.append(f"Expected to take at most: {payload['expected_seconds']:.0f} s")
+    lines += [
         f"Scheduled for: {payload['scheduled_for']}",
         f"Started: {payload['started_at']}",
         f"Finished: {payload['finished_at']}",

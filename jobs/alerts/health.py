@@ -47,7 +47,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from jobs import conf, metrics
-from jobs.alerts.webhook import REFUSED, post_webhook
+from jobs.alerts.webhook import REFUSED, new_webhook_id, post_webhook
 from jobs.masking import url_origin
 from jobs.models import (
     Channel,
@@ -255,7 +255,8 @@ def deliver(
     outcomes: list[str] = []
     url = settings.JOBS_ADMIN_ALERT_URL
     if url:
-        ok, error = _tries("webhook", lambda: post_webhook(url, payload), wait)
+        delivery = new_webhook_id()  # the same webhook-id on every try of it
+        ok, error = _tries("webhook", lambda: post_webhook(url, payload, webhook_id=delivery), wait)
         outcomes.append(f"webhook {url_origin(url)}: " + ("sent" if ok else f"failed: {error}"))
     recipients = list(settings.JOBS_ADMIN_ALERT_EMAILS)
     if recipients:

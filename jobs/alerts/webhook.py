@@ -9,6 +9,10 @@
   trickles its answer a byte at a time is cut off too.
 - No redirects are followed and no response body is read; HTTP_PROXY / HTTPS_PROXY in
   the environment are not used (http.client never reads them).
+- Every request carries the Standard Webhooks headers (jobs/signing.py): webhook-id,
+  webhook-timestamp and, with a secret (the job's own, else JOBS_WEBHOOK_SECRET),
+  webhook-signature. Without any secret the request goes unsigned: the receiver still
+  gets the id and the time, and the README says how to turn signing on.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from urllib.parse import unquote, urlsplit
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 
-from jobs import outbound
+from jobs import outbound, signing
+from jobs.runs import new_key
 from jobs.text import clean_remote
 
 USER_AGENT = "django-job-scheduler-alerts/1"
@@ -157,13 +162,43 @@ def within(deadline: Deadline, function: Callable[..., T], *args: Any) -> T:
     return outcome["value"]
 
 
+def signing_key(secret: str = "") -> bytes | None:
+    """The HMAC key for a webhook: of `secret` (a job's own), else of JOBS_WEBHOOK_SECRET;
+    None when neither is set. Raises signing.BadSecret for a malformed one (both are
+    validated before they are stored: at start-up, and by Job.clean())."""
+    chosen = secret or settings.JOBS_WEBHOOK_SECRET
+    return signing.parse_secret(chosen) if chosen else None
+
+
+def new_webhook_id() -> str:
+    return f"msg_{new_key()}"
+
+
 def post_webhook(
-    url: str, payload: dict[str, Any], *, context: ssl.SSLContext | None = None
+    url: str,
+    payload: dict[str, Any],
+    *,
+    webhook_id: str | None = None,
+    secret: str = "",
+    context: ssl.SSLContext | None = None,
 ) -> tuple[bool, int | None, str]:
-    """POST the payload as JSON. Returns (delivered, HTTP status, error text); the error
-    text is cleaned (jobs.text.clean_remote) and names no credential or path."""
+    """POST the payload as JSON, signed. Returns (delivered, HTTP status, error text); the
+    error text is cleaned (jobs.text.clean_remote) and names no credential or path.
+
+    `webhook_id` names the delivery: pass the same one to every retry of it (None: a
+    new one, for a delivery tried once). `secret` is a ``whsec_`` secret that signs in
+    place of JOBS_WEBHOOK_SECRET (a job's own). Each call is an attempt with its own
+    webhook-timestamp.
+    """
     body = json.dumps(payload, cls=DjangoJSONEncoder).encode()
     timeout = float(settings.JOBS_ALERT_TIMEOUT_SECONDS)
+    try:
+        key = signing_key(secret)
+    except signing.BadSecret:
+        return False, None, REFUSED + "the webhook signing secret is not valid"
+    signature = signing.signature_headers(
+        webhook_id or new_webhook_id(), int(time.time()), body, key
+    )
     try:
         parts = urlsplit(url)
         scheme, host, port = parts.scheme.lower(), parts.hostname or "", parts.port
@@ -176,6 +211,7 @@ def post_webhook(
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
         "Connection": "close",
+        **signature.as_dict(),
     }
     if parts.username is not None:
         credentials = f"{unquote(parts.username)}:{unquote(parts.password or '')}"

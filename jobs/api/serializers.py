@@ -4,6 +4,7 @@ and the admin, in one place (Job.clean), answered field by field."""
 from __future__ import annotations
 
 import copy
+from datetime import UTC, datetime
 from typing import Any
 
 from django.core.exceptions import NON_FIELD_ERRORS
@@ -12,6 +13,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.settings import api_settings
 
+from jobs import preview
 from jobs.masking import (
     ATTEMPT_DETAIL_FIELDS,
     SECRET_JOB_FIELDS,
@@ -20,7 +22,10 @@ from jobs.masking import (
     shown_target,
 )
 from jobs.models import (
+    CRON_EXPRESSION_MAX_LENGTH,
+    TIME_ZONE_MAX_LENGTH,
     WEBHOOK_URL_MAX_LENGTH,
+    IntervalUnit,
     Job,
     JobChange,
     JobHistory,
@@ -28,7 +33,9 @@ from jobs.models import (
     NotificationAttempt,
     RunStatus,
     ScheduleType,
+    validate_schedule_time,
 )
+from jobs.signing import SECRET_MAX_LENGTH
 
 SEARCH_MAX_LENGTH = 200
 
@@ -63,6 +70,21 @@ class JobSerializer(serializers.ModelSerializer):
             "Separated by commas or new lines. Read as the number of addresses by users "
             "who may not change jobs."
         ),
+    )
+    # Write-only (jobs.masking.WRITE_ONLY_JOB_FIELDS): never in an answer, to anyone.
+    webhook_secret = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        max_length=SECRET_MAX_LENGTH,
+        help_text=(
+            "Signs this job's webhooks in place of JOBS_WEBHOOK_SECRET: whsec_ followed by "
+            "the base64 of 24 to 64 random bytes. Write-only: never returned (see "
+            "has_webhook_secret). Left out, the stored one stays; an empty string removes it."
+        ),
+    )
+    has_webhook_secret = serializers.SerializerMethodField(
+        help_text="Whether the job has its own webhook signing secret."
     )
     state = serializers.ChoiceField(
         choices=JobState.choices,
@@ -105,6 +127,11 @@ class JobSerializer(serializers.ModelSerializer):
             "notify_on_recovery",
             "webhook_url",
             "notify_emails",
+            "alert_after_failures",
+            "expected_seconds",
+            "webhook_secret",
+            "has_webhook_secret",
+            "consecutive_failures",
             "state",
             "schedule_text",
             "last_run_at",
@@ -115,12 +142,16 @@ class JobSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = [
             "id",
+            "consecutive_failures",
             "last_run_at",
             "last_run_status",
             "next_run_at",
             "created_at",
             "updated_at",
         ]
+
+    def get_has_webhook_secret(self, job: Job) -> bool:
+        return bool(job.webhook_secret)
 
     def to_representation(self, instance: Job) -> dict[str, Any]:
         data = super().to_representation(instance)
@@ -306,3 +337,68 @@ class RunFilterSerializer(serializers.Serializer):
 
 class JobRunFilterSerializer(RunFilterSerializer):
     job = None  # the job is in the path
+
+
+# --- the schedule preview (jobs/preview.py) ---------------------------------------------
+
+
+class SchedulePreviewQuerySerializer(serializers.Serializer):
+    """The schedule fields of a job, as query parameters, and how much to preview. The
+    other fields of a job are not read; missing schedule fields are blank."""
+
+    schedule_type = serializers.ChoiceField(choices=ScheduleType.choices)
+    scheduled_at = serializers.DateTimeField(
+        required=False,
+        help_text="Once: when it runs. Interval: when the first run happens (optional).",
+    )
+    interval = serializers.IntegerField(required=False, help_text="Interval: every how many units.")
+    interval_unit = serializers.ChoiceField(
+        choices=IntervalUnit.choices, required=False, allow_blank=True
+    )
+    cron_expression = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=CRON_EXPRESSION_MAX_LENGTH,
+        help_text='Cron: five fields, e.g. "30 2 * * *".',
+    )
+    timezone = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=TIME_ZONE_MAX_LENGTH,
+        help_text="The zone the schedule is read in (an IANA name). Blank: the site's.",
+    )
+    start = serializers.DateTimeField(
+        required=False,
+        validators=[validate_schedule_time],
+        help_text="List the occurrences from this moment on (default: now). The schedule "
+        "is taken as saved now: an interval without scheduled_at starts one step from now.",
+    )
+    count = serializers.IntegerField(
+        required=False,
+        default=preview.DEFAULT_COUNT,
+        min_value=1,
+        max_value=preview.MAX_COUNT,
+        help_text=f"How many occurrences (default {preview.DEFAULT_COUNT}, at most "
+        f"{preview.MAX_COUNT}); fewer when the schedule has no more.",
+    )
+
+
+class ZonedDateTimeField(serializers.DateTimeField):
+    """A datetime written in its own zone, with that zone's offset."""
+
+    def enforce_timezone(self, value: datetime) -> datetime:
+        return value
+
+
+class OccurrenceSerializer(serializers.Serializer):
+    at = serializers.DateTimeField(default_timezone=UTC, help_text="The moment, in UTC.")
+    local = ZonedDateTimeField(help_text="The same moment in the schedule's time zone.")
+    note = serializers.CharField(
+        allow_null=True,
+        help_text="What daylight saving does to this occurrence, in words; null when nothing.",
+    )
+
+
+class SchedulePreviewSerializer(serializers.Serializer):
+    timezone = serializers.CharField(help_text="The zone of `local`: the schedule's or the site's.")
+    occurrences = OccurrenceSerializer(many=True)

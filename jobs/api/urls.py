@@ -4,7 +4,13 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from jobs.api.scheduler import PauseView, ResumeView, SchedulerView
-from jobs.api.views import JobChangesView, JobRunsView, JobViewSet, RunViewSet
+from jobs.api.views import (
+    JobChangesView,
+    JobRunsView,
+    JobViewSet,
+    RunViewSet,
+    SchedulePreviewView,
+)
 
 router = DefaultRouter()
 router.register("jobs", JobViewSet, basename="api-job")
@@ -31,6 +37,7 @@ urlpatterns = _own_authentication(
         path("v1/scheduler/", SchedulerView.as_view(), name="api-scheduler"),
         path("v1/scheduler/pause/", PauseView.as_view(), name="api-scheduler-pause"),
         path("v1/scheduler/resume/", ResumeView.as_view(), name="api-scheduler-resume"),
+        path("v1/schedule-preview/", SchedulePreviewView.as_view(), name="api-schedule-preview"),
         path("v1/", include(router.urls)),
         # The schema and its docs are public: they describe the API, not the data.
         path("schema/", SpectacularAPIView.as_view(), name="api-schema"),

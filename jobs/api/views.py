@@ -14,9 +14,10 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
+from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from jobs import engine
+from jobs import engine, preview
 from jobs.access import ADD_JOB, CHANGE_JOB, DELETE_JOB, RUN_JOB
 from jobs.api.pagination import ChangePagination, JobPagination, RunPagination
 from jobs.api.serializers import (
@@ -27,6 +28,8 @@ from jobs.api.serializers import (
     RunDetailSerializer,
     RunFilterSerializer,
     RunSerializer,
+    SchedulePreviewQuerySerializer,
+    SchedulePreviewSerializer,
     field_errors,
 )
 from jobs.models import Channel, Job, JobChange, JobHistory
@@ -217,3 +220,29 @@ class JobChangesView(ActorMixin, generics.ListAPIView):
         if not Job.objects.filter(pk=job_id).exists() and not changes.exists():
             raise exceptions.NotFound()
         return changes
+
+
+class SchedulePreviewView(APIView):
+    """The next occurrences of a schedule, computed by the scheduler's own code (the
+    job form's preview, jobs/preview.py). Saves nothing; needs jobs.view_job."""
+
+    @extend_schema(
+        summary="Preview a schedule's next occurrences",
+        description=(
+            "The schedule fields of a job as query parameters; the answer lists the next "
+            "occurrences in UTC and in the schedule's zone, each with a note on what "
+            "daylight saving does to it (or null). A schedule that could not be saved "
+            "is a 400 with the same messages per field as creating the job."
+        ),
+        parameters=[SchedulePreviewQuerySerializer],
+        responses={200: SchedulePreviewSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        params = _query(SchedulePreviewQuerySerializer, request)
+        result = preview.preview(
+            preview.schedule_job(params), count=params["count"], start=params.get("start")
+        )
+        if result.errors:
+            raise exceptions.ValidationError(result.errors)
+        answer = {"timezone": result.zone_name, "occurrences": result.occurrences}
+        return Response(SchedulePreviewSerializer(answer).data)

@@ -70,7 +70,7 @@ def run(
 
     if not (reuse and Job.objects.exists()):
         build_history(jobs, runs, days=days, progress=progress)
-    client = _logged_in_client()
+    client = logged_in_client()
     total_runs = JobHistory.objects.count()
     rows = _request_all(client, _listing(runs, total_runs), repeat, progress)
     result = _summary(rows, total_runs, repeat)
@@ -80,7 +80,7 @@ def run(
     return result
 
 
-def _logged_in_client() -> Client:
+def logged_in_client() -> Client:
     from django.contrib.auth import get_user_model
 
     user_model = get_user_model()
@@ -162,16 +162,17 @@ def _request_all(
     rows: list[Result] = []
     progress("pages: requesting", len(listing) + 1)
     for done, (label, url, headers) in enumerate(listing):
-        rows.append({"page": label, **_measure(client, url, headers, repeat)})
+        rows.append({"page": label, **measure_page(client, url, headers, repeat)})
         progress.update(done + 1)
     # The dashboard when its cache of completed hours is cold: it counts the whole day.
     with override_settings(JOBS_DASHBOARD_CACHE_SECONDS=0):
-        rows.append({"page": "dashboard, cold cache", **_measure(client, "/", {}, repeat)})
+        rows.append({"page": "dashboard, cold cache", **measure_page(client, "/", {}, repeat)})
     progress.end()
     return rows
 
 
-def _measure(client: Client, url: str, headers: dict, repeat: int) -> Result:
+def measure_page(client: Client, url: str, headers: dict, repeat: int) -> Result:
+    """Median, p90 and CPU of `repeat` requests of `url`, and the queries of one."""
     # Warm-up (templates compiled, caches filled), counting the queries on the way.
     for _ in range(2 if repeat > 2 else 1):
         queries = QueryCounter()

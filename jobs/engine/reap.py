@@ -103,6 +103,11 @@ def _reap_overdue(now: datetime, limit: int) -> int:
             )
             if ops.fail_running_run(run.ticket.run_key, db_now, note):
                 timed_out.append(run)
+        # Failed runs like any other: the alerts count them (failed runs in a row).
+        events.runs_finished(
+            ops,
+            [RunResult(run.ticket, False, "", run.started_at, now) for run in timed_out],
+        )
         for run in timed_out:
             logger.warning(
                 "run %s of job %r is past its timeout of %d s and its worker did not stop it; "

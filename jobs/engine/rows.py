@@ -60,7 +60,7 @@ def retry_runs(
     """Pending next attempts for failed attempts that have retries left."""
     rows = []
     for ticket, failed_at in failed:
-        if ticket.attempt > ticket.max_retries:
+        if ticket.final_attempt:
             continue
         delay = schedules.retry_delay(ticket.attempt, ticket.retry_backoff_seconds, rng)
         dt = store.adapt_datetime

@@ -33,6 +33,7 @@ from django.db.models.signals import pre_delete
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
+from jobs.masking import WRITE_ONLY_JOB_FIELDS, concealed_change
 from jobs.models.choices import NAME_MAX_LENGTH
 
 
@@ -125,8 +126,25 @@ def audited_fields(model: type[models.Model]) -> tuple[str, ...]:
 
 
 def job_values(job: models.Model) -> dict[str, Any]:
-    """The job's audited values, JSON-safe."""
+    """The job's audited values, JSON-safe: to compare, in memory. What is stored is
+    version() of them, without the write-only fields."""
     return {name: json_value(getattr(job, name)) for name in audited_fields(type(job))}
+
+
+def version(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Values as a version stores them: without the write-only fields (jobs.masking), so
+    no secret is kept in the trail and restoring a version leaves the job's secret as it
+    is."""
+    return {name: value for name, value in values.items() if name not in WRITE_ONLY_JOB_FIELDS}
+
+
+def _concealed(changes: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """The changes with each write-only field's pair replaced by whether it was set and
+    that it changed (jobs.masking.concealed_change)."""
+    return {
+        name: concealed_change(*pair) if name in WRITE_ONLY_JOB_FIELDS else pair
+        for name, pair in changes.items()
+    }
 
 
 def _set(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -238,7 +256,13 @@ def record_save(
             action = ChangeAction.ENABLE if job.is_active else ChangeAction.DISABLE
         else:
             action = ChangeAction.EDIT
-    JobChange.record(job_id=job.pk, job_name=job.name, action=action, changes=changes, snapshot=new)
+    JobChange.record(
+        job_id=job.pk,
+        job_name=job.name,
+        action=action,
+        changes=_concealed(changes),
+        snapshot=version(new),
+    )
 
 
 def record_run_action(job_id: Any, job_name: str, action: str, run_id: Any) -> None:
@@ -249,7 +273,7 @@ def record_run_action(job_id: Any, job_name: str, action: str, run_id: Any) -> N
 def _record_delete(sender: type, instance: Any, **kwargs: Any) -> None:
     # A signal, so a queryset's delete (the admin's "delete selected") is recorded too;
     # Django sends it inside the deletion's transaction, while the row can still be read.
-    last = job_values(instance)
+    last = version(job_values(instance))
     JobChange.record(
         job_id=instance.pk,
         job_name=instance.name,

@@ -27,6 +27,8 @@ CRON_EXPRESSION_MAX_LENGTH = 120
 TIME_ZONE_MAX_LENGTH = 64
 # A run longer than a week is a mistake, not a timeout.
 MAX_TIMEOUT_SECONDS = 7 * 86400
+# A failure alert after this many failed runs in a row at most (jobs/alerts).
+MAX_ALERT_AFTER_FAILURES = 100
 # The longest simulated run a job may ask for: long enough to try timeouts and cancelling,
 # short enough that a typo does not tie up a worker for a day.
 MAX_SIM_SECONDS = 3600
@@ -145,6 +147,12 @@ SCHEDULE_FIELDS = (
 )
 # Fields the scheduler owns; saving a job edited in a form must not write back stale copies.
 SCHEDULER_FIELDS = ("next_run_at", "last_run_at", "last_run_status")
+# Fields only the engine writes, counted inside its transactions: no save of a job
+# loaded earlier may write its copy back, whatever else changed.
+ENGINE_COUNTER_FIELDS = ("consecutive_failures",)
+# Alert settings whose change starts the count of failed runs in a row afresh (a streak
+# counted under other rules would alert at the wrong run, or never).
+STREAK_RULE_FIELDS = ("notify_on_failure", "notify_on_recovery", "alert_after_failures")
 
 
 # --- alerts --------------------------------------------------------------------------------
@@ -153,6 +161,7 @@ SCHEDULER_FIELDS = ("next_run_at", "last_run_at", "last_run_status")
 class NotificationKind(models.TextChoices):
     FAILURE = "failure", _("Failure")
     RECOVERY = "recovery", _("Recovery")
+    RUNNING_LONG = "running_long", _("Running long")
 
 
 class NotificationChannel(models.TextChoices):

@@ -29,6 +29,7 @@ from jobs.models.choices import (
     CRON_EXPRESSION_MAX_LENGTH,
     DEFAULT_RETRY_BACKOFF_SECONDS,
     DESCRIPTION_MAX_LENGTH,
+    ENGINE_COUNTER_FIELDS,
     MAX_RETRIES_LIMIT,
     MAX_RETRY_BACKOFF_SECONDS,
     NAME_MAX_LENGTH,
@@ -36,6 +37,7 @@ from jobs.models.choices import (
     SCHEDULE_FIELDS,
     SCHEDULER_FIELDS,
     STATE_BY_LAST_STATUS,
+    STREAK_RULE_FIELDS,
     TIME_ZONE_MAX_LENGTH,
     WEBHOOK_URL_MAX_LENGTH,
     IntervalUnit,
@@ -47,6 +49,7 @@ from jobs.models.choices import (
     validate_schedule_time,
 )
 from jobs.models.job_queries import JobQuerySet
+from jobs.signing import SECRET_MAX_LENGTH
 
 
 class Job(models.Model):
@@ -162,13 +165,19 @@ class Job(models.Model):
         _("alert on failure"),
         default=False,
         db_default=False,
-        help_text=_("Send an alert each time a run of this job fails."),
+        help_text=_(
+            "Send an alert when runs of this job fail (see “alert after failed runs in a "
+            "row”), and when a run is still going long after it should have ended."
+        ),
     )
     notify_on_recovery = models.BooleanField(
         _("alert on recovery"),
         default=False,
         db_default=False,
-        help_text=_("Send an alert when a run succeeds after a failed one."),
+        help_text=_(
+            "Send an alert when a run succeeds after failed runs in a row that alerted "
+            "(see “alert after failed runs in a row”)."
+        ),
     )
     webhook_url = models.URLField(
         _("webhook URL"),
@@ -185,6 +194,44 @@ class Job(models.Model):
         default="",
         db_default="",
         help_text=_("Separated by commas or new lines."),
+    )
+    # The alert rules (jobs/alerts). Plain integers: Job.clean() gives the one message for
+    # a bad value, and the constraints (job_rules) refuse it in the database too.
+    alert_after_failures = models.IntegerField(
+        _("alert after failed runs in a row"),
+        default=1,
+        db_default=1,
+        help_text=_(
+            "The failure alert goes out when this many runs in a row have failed (each "
+            "after its retries), and not again until a run succeeds. From 1 to 100."
+        ),
+    )
+    expected_seconds = models.IntegerField(
+        _("expected duration (seconds)"),
+        null=True,
+        blank=True,
+        help_text=_(
+            "A run still going after this long sends one “running long” alert. Blank: "
+            "three times the 95th percentile of the job's last 1,000 runs, once it has 20."
+        ),
+    )
+    # Write-only (jobs.masking.WRITE_ONLY_JOB_FIELDS): never shown back, nor kept in the
+    # audit trail.
+    webhook_secret = models.CharField(
+        _("webhook signing secret"),
+        max_length=SECRET_MAX_LENGTH,
+        blank=True,
+        default="",
+        db_default="",
+        help_text=_(
+            "Signs this job's webhooks in place of the site's JOBS_WEBHOOK_SECRET: "
+            "“whsec_” followed by the base64 of 24 to 64 random bytes. Never shown again."
+        ),
+    )
+    # Failed runs in a row (each after its retries), counted by the alerts in the engine's
+    # transaction while the job has alerts on; a success sets it back to 0.
+    consecutive_failures = models.PositiveIntegerField(
+        _("failed runs in a row"), default=0, db_default=0, editable=False
     )
 
     objects = JobQuerySet.as_manager()
@@ -304,6 +351,13 @@ class Job(models.Model):
         # The values loaded now are the stored ones: save() reads them again if needed.
         self.__dict__.pop("_loaded_values", None)
 
+    def _fields_but(self, excluded: tuple[str, ...]) -> list[str]:
+        return [
+            f.name
+            for f in self._meta.concrete_fields
+            if not f.primary_key and f.name not in excluded
+        ]
+
     def _values_as_loaded(self) -> dict | None:
         """The audited values as loaded, or as stored now if they were not loaded (None
         for a job not stored yet)."""
@@ -390,14 +444,20 @@ class Job(models.Model):
         old = None if adding else self._values_as_loaded()
         if adding or self._schedule_changed():
             self.refresh_schedule()
+            if not adding and explicit_fields is None:
+                kwargs["update_fields"] = self._fields_but(ENGINE_COUNTER_FIELDS)
         elif explicit_fields is None:
             # Leave the scheduler's fields alone: this copy may have been loaded before
             # the scheduler last moved them.
-            kwargs["update_fields"] = [
-                f.name
-                for f in self._meta.concrete_fields
-                if not f.primary_key and f.name not in SCHEDULER_FIELDS
-            ]
+            kwargs["update_fields"] = self._fields_but(SCHEDULER_FIELDS + ENGINE_COUNTER_FIELDS)
+        written = STREAK_RULE_FIELDS if explicit_fields is None else explicit_fields
+        if old is not None and any(
+            old.get(name) != getattr(self, name) for name in STREAK_RULE_FIELDS if name in written
+        ):
+            # Counted under other rules (or not at all, with alerts off): start afresh.
+            self.consecutive_failures = 0
+            if kwargs.get("update_fields") is not None:
+                kwargs["update_fields"] = [*kwargs["update_fields"], "consecutive_failures"]
         with transaction.atomic(using=kwargs.get("using") or router.db_for_write(type(self))):
             super().save(*args, **kwargs)
             changes.record_save(self, old, change_action, explicit_fields)
@@ -420,6 +480,15 @@ class Job(models.Model):
         )
         if errors:
             raise ValidationError(errors)
+
+    def schedule_errors(self) -> dict[str, str]:
+        """What clean() says about the schedule fields alone, word for word: the
+        schedule preview (jobs/preview.py) shows these instead of occurrences."""
+        errors = job_rules.schedule_errors(self, schedule_changed=self._schedule_changed)
+        text = job_rules.text_errors(self)
+        if "cron_expression" in text:
+            errors["cron_expression"] = text["cron_expression"]
+        return errors
 
     def _webhook_changed(self) -> bool:
         if self._state.adding or not self.webhook_url:

@@ -19,9 +19,10 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from jobs import conf, outbound, schedules, text
+from jobs import conf, outbound, schedules, signing, text
 from jobs.models.choices import (
     CRON_FIELD_NAMES,
+    MAX_ALERT_AFTER_FAILURES,
     MAX_NOTIFY_EMAILS,
     MAX_RETRIES_LIMIT,
     MAX_SIM_SECONDS,
@@ -210,7 +211,52 @@ def alert_errors(
     wants_alerts = job.notify_on_failure or job.notify_on_recovery
     if wants_alerts and not job.webhook_url and not addresses and "webhook_url" not in errors:
         errors["webhook_url"] = _("Give a webhook URL or e-mail addresses to send the alerts to.")
+    errors.update(alert_rule_errors(job))
     return errors
+
+
+def alert_rule_errors(job: JobModel) -> dict[str, str]:
+    """When alerts go out: after how many failed runs in a row, after how long a run, and
+    the webhook's signing secret (never repeated in a message)."""
+    errors: dict[str, str] = {}
+    after = job.alert_after_failures
+    if after is None or not 1 <= after <= MAX_ALERT_AFTER_FAILURES:
+        errors["alert_after_failures"] = _(
+            "Choose from 1 (the first failed run alerts) to %(most)d failed runs in a row."
+        ) % {"most": MAX_ALERT_AFTER_FAILURES}
+    expected = job.expected_seconds
+    if expected is not None and not 1 <= expected <= MAX_TIMEOUT_SECONDS:
+        errors["expected_seconds"] = _(
+            "Choose from 1 second to 7 days (604800 seconds); leave it blank to let the "
+            "job's past runs decide."
+        )
+    if job.webhook_secret and (message := webhook_secret_error(job.webhook_secret)):
+        errors["webhook_secret"] = message
+    return errors
+
+
+def webhook_secret_error(secret: str) -> str | None:
+    """What is wrong with a signing secret, in the user's words (never repeating it)."""
+    if len(secret) > signing.SECRET_MAX_LENGTH:
+        return None  # the field's own max-length message says so
+    try:
+        signing.parse_secret(secret)
+    except signing.BadSecret as problem:
+        if problem.code == "length":
+            what = _(
+                "it must decode to %(fewest)d to %(most)d bytes, and this one decodes to %(count)d"
+            ) % {
+                "fewest": signing.MIN_KEY_BYTES,
+                "most": signing.MAX_KEY_BYTES,
+                "count": problem.key_bytes,
+            }
+        else:
+            what = _("it must be “whsec_” followed by base64")
+        return _(
+            'This is not a signing secret: %(what)s. Make one with: python -c "import '
+            "base64, os; print('whsec_' + base64.b64encode(os.urandom(32)).decode())\""
+        ) % {"what": what}
+    return None
 
 
 def url_scheme(url: str) -> str:
@@ -301,5 +347,16 @@ def job_constraints() -> list[models.BaseConstraint]:
                 | Q(sim_min_seconds__lte=models.F("sim_max_seconds"))
             ),
             name="jobs_job_sim_seconds_bounded",
+        ),
+        models.CheckConstraint(
+            condition=Q(
+                alert_after_failures__gte=1, alert_after_failures__lte=MAX_ALERT_AFTER_FAILURES
+            ),
+            name="jobs_job_alert_after_bounded",
+        ),
+        models.CheckConstraint(
+            condition=Q(expected_seconds__isnull=True)
+            | Q(expected_seconds__gte=1, expected_seconds__lte=MAX_TIMEOUT_SECONDS),
+            name="jobs_job_expected_bounded",
         ),
     ]

@@ -188,6 +188,12 @@ class JobHistory(models.Model):
     started_at = models.DateTimeField(_("started"), null=True, blank=True)
     finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
     heartbeat_at = models.DateTimeField(_("heartbeat"), null=True, blank=True)
+    # When a scheduler found the run still going past its job's expected duration and
+    # alerted (jobs/alerts/running_long.py): set once, by a conditional update, so of
+    # several schedulers only one alerts.
+    running_long_at = models.DateTimeField(
+        _("noticed running long"), null=True, blank=True, editable=False
+    )
     log = models.TextField(_("log"), blank=True)
     worker = models.CharField(_("worker"), max_length=200, blank=True)
     # Who cancelled the run (a user name); blank when the scheduler did (overlap policy

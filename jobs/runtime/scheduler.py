@@ -1,9 +1,9 @@
 """The scheduler process: a loop of passes plus a pool of worker threads.
 
 Each pass claims what is due (batch after batch), feeds ready pending runs to the
-workers, and reaps runs of dead workers. Between passes it sleeps until the earliest
-due time or the tick, whichever comes first, so a job due at 12:00:00.000 starts within
-milliseconds rather than at the next poll.
+workers, reaps runs of dead workers and alerts runs that are running long. Between
+passes it sleeps until the earliest due time or the tick, whichever comes first, so a
+job due at 12:00:00.000 starts within milliseconds rather than at the next poll.
 
 `run_pass()` is one pass, `run_once()` is `--once`, `serve()` is the long-running loop;
 tests call the first two and signal-driven shutdown calls `request_stop()`.
@@ -28,7 +28,7 @@ from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
 from jobs import conf, engine, metrics
-from jobs.alerts import health
+from jobs.alerts import health, running_long
 from jobs.executors import ExecutionContext, Executor, load_executor
 from jobs.models import PauseWindow
 from jobs.runtime import retention
@@ -121,6 +121,9 @@ class Scheduler:
             stats.fed += self.handoff.feed_ready(now, batch)
         if time.monotonic() - self._last_reap >= conf.heartbeat_interval():
             stats.reaped = engine.reap(now)
+            # Beside the reaper, as often: runs past their job's expected duration alert
+            # once (one read of the running runs when none is).
+            running_long.check_running_long(now)
             self._last_reap = time.monotonic()
         metrics.observe_pass(stats.claimed, stats.reaped)
         return stats

@@ -32,6 +32,7 @@ from jobs.sql.rows import (
     ActiveRun,
     CancelledRun,
     DueJob,
+    FailureStreak,
     FinishedRun,
     JobMove,
     JobOutcome,
@@ -41,6 +42,7 @@ from jobs.sql.rows import (
     NewRun,
     PruneEdge,
     Replacement,
+    RunningLong,
     RunningRun,
     SkippedRun,
     WakeUp,
@@ -169,6 +171,10 @@ class Store:
 
     def read_key(self, value: object) -> str:
         """An id as a statement returned it, as a key (32 hex digits)."""
+        raise NotImplementedError
+
+    def read_micros(self, value: object) -> int | None:
+        """A time as timeline_jobs returns it, as whole microseconds since the epoch."""
         raise NotImplementedError
 
     def datetime_as_text(self, column: str) -> str:
@@ -365,17 +371,47 @@ class Operations:
         return self.store.update_rows(self.cursor, "record_on_jobs", rows)
 
     def watched_jobs(self, job_keys: Sequence[str]) -> list[WatchedJob]:
-        """Those of these jobs that send failure or recovery alerts."""
+        """Those of these jobs that send failure or recovery alerts, with their failed
+        runs in a row; locked until the transaction ends (a row lock or the write lock,
+        by vendor), so that the count written back is exact."""
         read_key = self.store.read_key
         watched = []
-        for chunk in chunks(job_keys, ROWS_PER_STATEMENT // 2):
-            for key, status, on_failure, on_recovery in self._execute(
+        # Each statement locks in key order; several chunks go in key order too, so row
+        # locks are always taken in one order.
+        size = ROWS_PER_STATEMENT // 2
+        ordered = sorted(job_keys) if len(job_keys) > size else job_keys
+        for chunk in chunks(ordered, size):
+            for key, on_failure, on_recovery, after, streak in self._execute(
                 "watched_jobs", chunk, len(chunk)
             ).fetchall():
                 watched.append(
-                    WatchedJob(read_key(key), status, bool(on_failure), bool(on_recovery))
+                    WatchedJob(read_key(key), bool(on_failure), bool(on_recovery), after, streak)
                 )
         return watched
+
+    def record_failure_streaks(self, rows: Sequence[FailureStreak]) -> int:
+        return self.store.update_rows(self.cursor, "record_failure_streaks", rows)
+
+    # --- running long ---------------------------------------------------------------
+
+    def running_long_candidates(self, limit: int) -> list[RunningLong]:
+        """Running runs of jobs that alert on failure, not yet found running long."""
+        read_key, read_dt = self.store.read_key, self.store.read_datetime
+        return [
+            RunningLong(read_key(run), read_key(job), read_dt(started), expected)
+            for run, job, started, expected in self._execute(
+                "running_long_candidates", [limit]
+            ).fetchall()
+        ]
+
+    def mark_running_long(self, key: str, now: object) -> bool:
+        """Mark a running run as found running long: True for the one caller that did."""
+        return bool(self._execute("mark_running_long", [now, key]).fetchall())
+
+    def recent_durations(self, job_key: str, limit: int) -> list[float]:
+        """Seconds taken by the job's newest `limit` runs that ran to an outcome."""
+        rows = self._execute("recent_durations", [job_key, limit]).fetchall()
+        return [float(seconds) for (seconds,) in rows if seconds is not None]
 
     # --- reaping --------------------------------------------------------------------
 
@@ -481,6 +517,15 @@ class Operations:
         params = [job_key, edge.scheduled_for, edge.scheduled_for, edge.attempt, limit]
         return self._execute("delete_beyond", params).rowcount
 
+    # --- the Upcoming page ------------------------------------------------------------
+
+    def timeline_jobs(self) -> list[tuple]:
+        """Every job, with its schedule and next occurrence: one read of the table. The
+        rows as the statement gives them, in TimelineJob's field order (ids as hex text,
+        the times to be read with store.read_micros): the caller reads 10,000 of them in
+        a loop and makes a TimelineJob of the few it shows."""
+        return self._execute("timeline_jobs").fetchall()
+
 
 def check_params(queries: dict[str, loader.Query], rows: dict[str, type]) -> None:
     """Fail at start-up if a statement's parameters and its row type drift apart."""
@@ -495,4 +540,5 @@ ROW_STATEMENTS: dict[str, type] = {
     "finish_runs": FinishedRun,
     "record_on_jobs": JobOutcome,
     "record_status_on_jobs": JobStatus,
+    "record_failure_streaks": FailureStreak,
 }

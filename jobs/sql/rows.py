@@ -145,12 +145,47 @@ class JobPageRow(NamedTuple):
 
 
 class WatchedJob(NamedTuple):
-    """A job with failure or recovery alerts, and its outcome before this batch."""
+    """A job with failure or recovery alerts, and its failed runs in a row before this
+    batch."""
 
     key: str
-    last_run_status: str
     notify_on_failure: bool
     notify_on_recovery: bool
+    alert_after_failures: int
+    consecutive_failures: int
+
+
+class FailureStreak(NamedTuple):
+    """A watched job's failed runs in a row after a batch (statement
+    record_failure_streaks)."""
+
+    consecutive_failures: int
+    job_key: str
+
+
+class RunningLong(NamedTuple):
+    """A running run of a job that alerts on failure, not yet found running long."""
+
+    run_key: str
+    job_key: str
+    started_at: datetime
+    expected_seconds: int | None
+
+
+class TimelineJob(NamedTuple):
+    """A job as the Upcoming page counts its occurrences (jobs/upcoming.py), its times in
+    whole microseconds since the epoch."""
+
+    key: str
+    name: str
+    schedule_type: str
+    interval: int | None
+    interval_unit: str
+    cron_expression: str
+    timezone: str
+    is_active: bool
+    next_run_us: int | None
+    scheduled_at_us: int | None
 
 
 class WakeUp(NamedTuple):

@@ -6,11 +6,15 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django import template
+from django.conf import settings
 from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import escape, format_html, format_html_join
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
+from jobs import upcoming
 from jobs.masking import masked, may_see_secrets, shown_target
 from jobs.models import JobState, RunStatus
 
@@ -97,6 +101,66 @@ def duration(value: timedelta | None) -> str:
     return _("%(d)d d %(h)d h") % {"d": whole // 86400, "h": whole % 86400 // 3600}
 
 
+# --- the Upcoming page's density strips (jobs/upcoming.py) -------------------------------
+# One cell per bucket of time, shaded by how many runs fall in it: a job every second is
+# as many cells as a daily one, never a mark per run. Built here, not in a sub-template:
+# a page is 50 rows of up to 29 cells.
+
+
+def _runs(count: int) -> str:
+    return ngettext("%(n)s run", "%(n)s runs", count) % {"n": f"{count:,}"}
+
+
+@register.simple_tag
+def density_strip(counts: list[int], timeline: upcoming.Timeline, peak: int) -> str:
+    """A job's row: its runs per bucket, shaded on the page's scale (upcoming.level).
+
+    Joined as text rather than through format_html per cell (a page has up to 1,450
+    cells): the bucket titles are escaped once per page, the rest is numbers and the
+    translated "runs", escaped once per distinct count."""
+    if not counts:
+        return format_html('<div class="density-strip density-off" data-cells="{}"></div>', 0)
+    titles = timeline.escaped_titles
+    said: dict[int, str] = {}
+    cells = []
+    for index, count in enumerate(counts):
+        runs = said.get(count)
+        if runs is None:
+            runs = said[count] = escape(_runs(count))
+        cells.append(
+            f'<span class="density-cell density-{upcoming.level(count, peak)}" '
+            f'title="{titles[index]}: {runs}"></span>'
+        )
+    busiest = max(range(len(counts)), key=counts.__getitem__)
+    summary = (
+        _("Busiest: %(when)s, %(runs)s")
+        % {"when": timeline.buckets[busiest].title, "runs": _runs(counts[busiest])}
+        if counts[busiest]
+        else _("No runs")
+    )
+    return format_html(
+        '<div class="density-strip" role="img" aria-label="{}" style="grid-template-columns: {}"'
+        ' data-cells="{}">{}</div>',
+        summary,
+        timeline.columns,
+        len(counts),
+        mark_safe("".join(cells)),
+    )
+
+
+@register.simple_tag
+def density_axis(timeline: upcoming.Timeline) -> str:
+    """The time axis above the strips, labelled on the hour, every few hours or by day."""
+    labels = format_html_join(
+        "", "<span>{}</span>", ((bucket.label,) for bucket in timeline.buckets)
+    )
+    return format_html(
+        '<div class="density-axis" aria-hidden="true" style="grid-template-columns: {}">{}</div>',
+        timeline.columns,
+        labels,
+    )
+
+
 # --- secrets (jobs.masking): whole for users who may change jobs, masked for the others --
 
 
@@ -110,6 +174,37 @@ def job_secret(context: template.Context, job: Any, field: str) -> str:
     """{% job_secret job "webhook_url" %}"""
     value = getattr(job, field)
     return value if may_see_secrets(_user(context)) else masked(field, value)
+
+
+@register.simple_tag
+def alert_rules(job: Any) -> str:
+    """When the job's alerts go out, in words: after how many failed runs in a row, past
+    how long a run, and how its webhooks are signed (never the secret)."""
+    rules = []
+    if job.notify_on_failure:
+        rules.append(
+            ngettext(
+                "the first failed run of a streak alerts",
+                "%(count)d failed runs in a row alert",
+                job.alert_after_failures,
+            )
+            % {"count": job.alert_after_failures}
+        )
+        if job.expected_seconds:
+            rules.append(
+                _("a run still going after %(seconds)d s alerts")
+                % {"seconds": job.expected_seconds}
+            )
+        else:
+            rules.append(_("a run still going after three times its usual 95th percentile alerts"))
+    if job.webhook_url:
+        if job.webhook_secret:
+            rules.append(_("webhooks signed with the job's own secret"))
+        elif settings.JOBS_WEBHOOK_SECRET:
+            rules.append(_("webhooks signed with the site's secret"))
+        else:
+            rules.append(_("webhooks unsigned"))
+    return "; ".join(rules)
 
 
 @register.simple_tag(takes_context=True)

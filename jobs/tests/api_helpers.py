@@ -73,6 +73,7 @@ class Hook:
     answers: list[int] = field(default_factory=list)  # status per request; then 200
     received: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    bodies: list[bytes] = field(default_factory=list)  # as sent, for signatures
     release: threading.Event = field(default_factory=threading.Event)
     got_one: threading.Event = field(default_factory=threading.Event)
     url: str = ""
@@ -90,10 +91,12 @@ def webhook_server(answers: list[int] | None = None, *, hold: bool = False) -> I
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
-            body = json.loads(self.rfile.read(length) or b"null")
+            raw = self.rfile.read(length)
+            body = json.loads(raw or b"null")
             with lock:
                 hook.received.append(body)
                 hook.headers.append(dict(self.headers))
+                hook.bodies.append(raw)
                 status = hook.answers.pop(0) if hook.answers else 200
             hook.got_one.set()
             hook.release.wait(timeout=10)

@@ -20,6 +20,8 @@ TINY = [
     "--rate", "20", "--seconds", "1", "--warmup", "0.5",
     "--scale-jobs", "100",
     "--pages-jobs", "20", "--runs", "200", "--repeat", "1",
+    "--alerts-running", "4",
+    "--upcoming-jobs", "40",
 ]  # fmt: skip
 
 MACHINE_FIELDS = {
@@ -120,6 +122,33 @@ FIELDS = {
         "runs_after_prune",
         "pages",
     },
+    "alerts": {
+        "runs",
+        "running",
+        *(
+            f"{figure}_{stat}"
+            for figure in ("durations", "check_idle", "check_running")
+            for stat in ("median_ms", "p90_ms")
+        ),
+        "durations_plan",
+        "durations_read",
+    },
+    "upcoming": {
+        "jobs",
+        "every_second_jobs",
+        "cron_expressions",
+        "repeat",
+        "upcoming_median_ms",
+        "upcoming_p90_ms",
+        "upcoming_7d_median_ms",
+        "preview_median_ms",
+        "api_preview_median_ms",
+        "slowest_page",
+        "slowest_median_ms",
+        "read_jobs_ms",
+        "count_and_order_ms",
+        "pages",
+    },
 }
 
 
@@ -136,7 +165,7 @@ def test_every_scenario_runs_on_a_tiny_size_and_reports_every_field(capfd):
     assert report["machine"]["cpu_count"] >= 1
     assert report["machine"]["database"] == connection.vendor
     results = {result["scenario"]: result for result in report["results"]}
-    assert list(results) == ["burst", "steady", "scale", "pages"]
+    assert list(results) == ["burst", "steady", "scale", "pages", "alerts", "upcoming"]
     for scenario, fields in FIELDS.items():
         assert set(results[scenario]) == fields | COMMON_FIELDS, scenario
 
@@ -156,6 +185,9 @@ def test_every_scenario_runs_on_a_tiny_size_and_reports_every_field(capfd):
     assert pages["runs"] == 200
     assert {"page", "median_ms", "p90_ms", "cpu_ms", "queries"} <= set(pages["pages"][0])
     assert all(row["queries"] > 0 for row in pages["pages"])
+    future = results["upcoming"]
+    assert future["jobs"] == 40 and future["every_second_jobs"] == 2
+    assert all(row["queries"] > 0 for row in future["pages"])
     # The progress went to stderr, the figures alone to stdout.
     assert "burst: creating 40 jobs" in capfd.readouterr().err
 

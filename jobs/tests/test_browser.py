@@ -13,11 +13,12 @@ import os
 import re
 import threading
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+import time_machine
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.db import connection
@@ -324,6 +325,45 @@ def test_bad_values_get_messages_at_their_fields(visit: Visit) -> None:
     assert not Job.objects.exists()
 
 
+def test_the_alerts_section_takes_the_rules_and_never_shows_the_secret_again(
+    visit: Visit, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.JOBS_WEBHOOK_ALLOWED_HOSTS = ["hooks.example.com"]  # no lookup of a name
+    secret = "whsec_" + "QUJD" * 8  # 24 bytes
+    page = visit.page
+    visit.log_in()
+    page.goto("/jobs/new/")
+    page.get_by_label("Name").fill("signed backup")
+    page.get_by_label("Command").fill("true")
+    page.get_by_label("Every").fill("5")
+    page.get_by_label("Unit").select_option("minute")
+    alerts = page.locator("#job-form-alerts")
+    alerts.get_by_label("Alert on failure").check()
+    alerts.get_by_label("Webhook URL").fill("https://hooks.example.com/x")
+    alerts.get_by_label("Alert after failed runs in a row").fill("0")
+    alerts.get_by_label("Webhook signing secret").fill(secret)
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#id_alert_after_failures ~ .invalid-feedback")).to_contain_text(
+        "Choose from 1"
+    )
+    # Refused: the secret typed is not sent back to the page.
+    expect(page.get_by_label("Webhook signing secret")).to_have_value("")
+    assert secret not in page.content()
+    assert not Job.objects.exists()
+    page.get_by_label("Alert after failed runs in a row").fill("3")
+    page.get_by_label("Webhook signing secret").fill(secret)
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#job-alert-rules")).to_contain_text("3 failed runs in a row alert")
+    expect(page.locator("#job-alert-rules")).to_contain_text("the job's own secret")
+    job = Job.objects.get()
+    assert (job.alert_after_failures, job.webhook_secret) == (3, secret)
+    page.goto(f"/jobs/{job.pk}/edit/")
+    secret_field = page.get_by_label("Webhook signing secret")
+    expect(secret_field).to_have_value("")
+    expect(secret_field).to_have_attribute("placeholder", re.compile("A secret is set"))
+    assert secret not in page.content()
+
+
 def test_the_history_filters_by_job_and_status(visit: Visit) -> None:
     mailer = make_job(name="mailer")
     reporter = make_job(name="reporter")
@@ -363,7 +403,7 @@ def test_the_screens_fit_a_375_pixel_phone(browser, live_server, user) -> None: 
         tab.page.set_viewport_size({"width": 375, "height": 740})
         tab.log_in()
         make_job(name="a job with a rather long name that has to wrap somewhere")
-        for url in ("/", "/jobs/", "/jobs/new/", "/history/"):
+        for url in ("/", "/jobs/", "/jobs/new/", "/upcoming/", "/history/"):
             tab.page.goto(url)
             width = tab.page.evaluate("document.documentElement.scrollWidth")
             assert width <= 375, f"{url} is {width} px wide"
@@ -459,3 +499,94 @@ def _populate_for_screenshots() -> None:
             last_run_at=latest.created_at, last_run_status=latest.status
         )
     make_run(jobs[2], status=RunStatus.RUNNING, ago=timedelta(seconds=40))
+
+
+def test_the_form_previews_the_schedule_as_one_types_and_upcoming_draws_the_runs(
+    visit: Visit,
+) -> None:
+    """Typing a cron expression updates the preview (once typing pauses: htmx's delay),
+    bad values show their message there, and the Upcoming page draws density strips.
+    With UPDATE_SCREENSHOTS=1 it retakes docs/schedule-preview.png and docs/upcoming.png."""
+    # Three days before Berlin's clocks go forward (28 March 2027, at 02:00 CET).
+    with time_machine.travel(datetime(2027, 3, 25, 12, 0, tzinfo=UTC), tick=True):
+        page = visit.page
+        visit.log_in()
+        page.goto("/jobs/new/")
+        preview = page.locator("#schedule-preview")
+        # The new form's interval has no value yet: the message Job.clean() gives.
+        expect(preview.locator("#preview-errors")).to_contain_text("Say how often the job runs")
+
+        page.get_by_label("Name").fill("Nightly export")
+        page.get_by_label("Command").fill("export --all")
+        page.get_by_label("Schedule").select_option("cron")
+        page.get_by_label("Time zone").select_option("Europe/Berlin")
+        asked_before = _preview_requests(visit)
+        page.get_by_label("Cron expression").press_sequentially("30 2 * * *", delay=40)
+        rows = preview.locator("#preview-occurrences tbody tr")
+        expect(rows).to_have_count(10)
+        expect(preview).to_contain_text("In Europe/Berlin")
+        expect(preview).to_contain_text(f"Your time ({BROWSER_ZONE})")
+        expect(rows.nth(2)).to_contain_text("Sun 28 Mar 2027, 03:00 CEST")
+        expect(rows.nth(2).locator("[data-note]")).to_have_text(
+            "02:30 does not exist on 28 March 2027: runs at 03:00 CEST"
+        )
+        expect(rows.nth(3)).to_contain_text("Mon 29 Mar 2027, 02:30 CEST")
+        # Ten keystrokes, far fewer requests: htmx waits for a pause in the typing.
+        assert _preview_requests(visit) - asked_before < 10
+        if os.environ.get("UPDATE_SCREENSHOTS"):
+            page.screenshot(path=DOCS / "schedule-preview.png", full_page=True)
+
+        # A bad value: its message instead of the times; fixed, the times come back.
+        page.get_by_label("Cron expression").fill("61 2 * * *")
+        expect(preview.locator("#preview-errors")).to_contain_text(
+            "The minute field “61” is not valid."
+        )
+        expect(rows).to_have_count(0)
+        page.get_by_label("Cron expression").fill("0 9 * * 1-5")
+        expect(rows.first).to_contain_text("Fri 26 Mar 2027, 09:00 CET")
+
+        _populate_for_upcoming()
+        page.get_by_role("link", name="Upcoming").click()
+        expect(page.get_by_role("heading", name="Upcoming")).to_be_visible()
+        busy = page.locator("tr[data-job-name='Poll the queue']")
+        expect(busy.locator("[data-total]")).to_have_text("86,400")
+        # Hours on the viewer's clock; the first and the last are parts of an hour.
+        expect(busy.locator(".density-cell")).to_have_count(25)
+        expect(page.locator("#upcoming tbody tr").first).to_have_attribute(
+            "data-job-name", "Poll the queue"
+        )
+        expect(page.locator("tr[data-job-name='Old importer'] [data-paused]")).to_have_text(
+            "disabled"
+        )
+        page.get_by_role("link", name="7 days").click()
+        expect(busy.locator(".density-cell")).to_have_count(29)  # 6-hour blocks
+        page.get_by_role("link", name="24 hours").click()
+        expect(busy.locator(".density-cell")).to_have_count(25)
+        if os.environ.get("UPDATE_SCREENSHOTS"):
+            page.screenshot(path=DOCS / "upcoming.png", full_page=True)
+
+
+def _preview_requests(visit: Visit) -> int:
+    return sum(1 for url in visit.requested if "/jobs/schedule-preview/" in url)
+
+
+def _populate_for_upcoming() -> None:
+    now = timezone.now().replace(minute=0, second=0, microsecond=0)
+    make_job(name="Poll the queue", interval=1, interval_unit="second", scheduled_at=now)
+    make_job(name="Sync customers", interval=15, interval_unit="minute")
+    make_job(name="Refresh search index", interval=2, interval_unit="hour")
+    for name, expression in [
+        ("Office hours report", "0 9-17 * * 1-5"),
+        ("Nightly export", "30 2 * * *"),
+        ("Rotate logs", "0 */6 * * *"),
+        ("Warm caches", "*/5 7-9 * * *"),
+    ]:
+        make_job(
+            name=name, schedule_type="cron", cron_expression=expression, timezone="Europe/Berlin"
+        )
+    make_job(
+        name="Send the quarterly invoice",
+        schedule_type="once",
+        scheduled_at=timezone.now() + timedelta(hours=5),
+    )
+    make_job(name="Old importer", interval=1, interval_unit="minute", is_active=False)

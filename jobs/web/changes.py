@@ -14,9 +14,9 @@ from django.utils.dateparse import parse_datetime
 from django.utils.text import capfirst
 from django.utils.translation import gettext
 
-from jobs.masking import masked, may_see_secrets
+from jobs.masking import SECRET_CHANGED, WRITE_ONLY_JOB_FIELDS, masked, may_see_secrets
 from jobs.models import Job, JobChange
-from jobs.models.changes import job_values
+from jobs.models.changes import job_values, version
 
 CHANGES_PER_PAGE = 20
 # Pages further back are an OFFSET read; older records are in the admin, searchable.
@@ -49,6 +49,12 @@ def shown(field: models.Field | None, value: Any) -> str:
     return str(value)
 
 
+def _secret_words(value: Any) -> str:
+    if value == SECRET_CHANGED:
+        return gettext("changed")
+    return gettext("set") if value else "—"
+
+
 def field_changes(change: JobChange, see_secrets: bool) -> list[FieldChange]:
     rows = []
     for name, (old, new) in change.changes.items():
@@ -56,9 +62,13 @@ def field_changes(change: JobChange, see_secrets: bool) -> list[FieldChange]:
             field: models.Field | None = Job._meta.get_field(name)  # type: ignore[assignment]
         except FieldDoesNotExist:  # a field since removed
             field = None
+        label = capfirst(field.verbose_name) if field is not None else name
+        if name in WRITE_ONLY_JOB_FIELDS:
+            # Only whether it was set and that it changed (jobs.masking.concealed_change).
+            rows.append(FieldChange(str(label), _secret_words(old), _secret_words(new)))
+            continue
         if not see_secrets:
             old, new = masked(name, old), masked(name, new)
-        label = capfirst(field.verbose_name) if field is not None else name
         rows.append(FieldChange(str(label), shown(field, old), shown(field, new)))
     return rows
 
@@ -112,7 +122,7 @@ def change_page(job: Job, number: Any, user: Any) -> ChangePage:
     rows = list(changes[start : start + CHANGES_PER_PAGE + 1])
     page = ChangePage(number, rows[:CHANGES_PER_PAGE], has_next=len(rows) > CHANGES_PER_PAGE)
     see_secrets = may_see_secrets(user)
-    now = job_values(job)
+    now = version(job_values(job))
     for change in page:
         change.fields = field_changes(change, see_secrets)
         change.is_current = change.snapshot == now

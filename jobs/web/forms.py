@@ -8,6 +8,7 @@ filters).
 
 from __future__ import annotations
 
+import copy
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
@@ -16,11 +17,23 @@ from crispy_forms.helper import FormHelper
 from crispy_forms.layout import HTML, Column, Div, Fieldset, Layout, Row
 from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
 from django.utils import timezone
 from django.utils.html import format_html
+from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
-from jobs.models import NAME_MAX_LENGTH, Job, JobState, RunStatus, ScheduleType
+from jobs import upcoming
+from jobs.models import (
+    MAX_ALERT_AFTER_FAILURES,
+    NAME_MAX_LENGTH,
+    Job,
+    JobState,
+    RunStatus,
+    ScheduleType,
+)
+from jobs.preview import PREVIEW_FIELDS
+from jobs.signing import SECRET_MAX_LENGTH
 from jobs.web.widgets import LocalDateTimeInput, TimeZoneSelect, mark_schedule_switch
 
 EARLIEST_DAY = date(1970, 1, 1)
@@ -29,9 +42,65 @@ LATEST_DAY = date(9000, 1, 1)
 LOCAL_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S"]
 
 
-class JobForm(forms.ModelForm):
+class JobAlertsForm(forms.ModelForm):
+    """The alert fields of the job forms (the dashboard's and the admin's).
+
+    The write-only webhook_secret is a password input that never shows the stored
+    secret: left blank, the job keeps its secret; "remove" (offered only when one is set)
+    clears it. A value typed is checked by Job.clean() like any field, and not shown
+    again when refused. alert_after_failures left out of a post keeps the job's value
+    (the default, 1, for a new job); sent blank, Job.clean() refuses it.
+    """
+
+    webhook_secret = forms.CharField(
+        label=capfirst(Job._meta.get_field("webhook_secret").verbose_name),
+        help_text=Job._meta.get_field("webhook_secret").help_text,
+        required=False,
+        max_length=SECRET_MAX_LENGTH,
+        widget=forms.PasswordInput(
+            render_value=False, attrs={"autocomplete": "new-password", "spellcheck": "false"}
+        ),
+    )
+    remove_webhook_secret = forms.BooleanField(
+        label=_("Remove the signing secret (webhooks are then signed with the site's, if any)"),
+        required=False,
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if "alert_after_failures" in self.fields:
+            self.fields["alert_after_failures"].required = False
+        if self.instance.webhook_secret:
+            self.fields["webhook_secret"].widget.attrs["placeholder"] = _(
+                "A secret is set; leave blank to keep it"
+            )
+        else:
+            del self.fields["remove_webhook_secret"]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if not cleaned.get("webhook_secret"):
+            if cleaned.pop("remove_webhook_secret", False):
+                # On the instance too: a ModelForm leaves a field it was not sent at all
+                # as the instance has it.
+                cleaned["webhook_secret"] = self.instance.webhook_secret = ""
+            else:
+                cleaned["webhook_secret"] = self.instance.webhook_secret
+        return cleaned
+
+
+def job_form_field(field: models.Field, **kwargs: Any) -> forms.Field | None:
+    """The dashboard's form field for a job field: a URL typed without a scheme is read
+    as https:// (what Django 6 does anyway; Job.clean() then checks it)."""
+    if isinstance(field, models.URLField):
+        kwargs.setdefault("assume_scheme", "https")
+    return field.formfield(**kwargs)
+
+
+class JobForm(JobAlertsForm):
     class Meta:
         model = Job
+        formfield_callback = job_form_field
         fields = [
             "name",
             "description",
@@ -51,6 +120,13 @@ class JobForm(forms.ModelForm):
             "sim_min_seconds",
             "sim_max_seconds",
             "is_active",
+            "notify_on_failure",
+            "notify_on_recovery",
+            "webhook_url",
+            "notify_emails",
+            "alert_after_failures",
+            "expected_seconds",
+            "webhook_secret",
         ]
         widgets = {
             "description": forms.Textarea(attrs={"rows": 2}),
@@ -59,6 +135,7 @@ class JobForm(forms.ModelForm):
                 attrs={"placeholder": "30 2 * * *", "spellcheck": "false", "autocomplete": "off"}
             ),
             "timezone": TimeZoneSelect(),
+            "notify_emails": forms.Textarea(attrs={"rows": 2}),
         }
         field_classes = {"scheduled_at": forms.DateTimeField}
 
@@ -70,9 +147,16 @@ class JobForm(forms.ModelForm):
         for name in ("sim_failure_rate", "sim_min_seconds", "sim_max_seconds"):
             self.fields[name].widget.attrs.update({"min": 0, "step": "any"})
         self.fields["sim_failure_rate"].widget.attrs["max"] = 1
+        self.fields["alert_after_failures"].widget.attrs.update(
+            {"min": 1, "max": MAX_ALERT_AFTER_FAILURES}
+        )
+        self.fields["expected_seconds"].widget.attrs["min"] = 1
         # Read by jobs/static/jobs/job_form.js, which shows only the chosen schedule's
         # fields (all of them stay visible without JavaScript).
         mark_schedule_switch(self.fields)
+        # What the schedule preview sends (job_form.html, SchedulePreviewForm).
+        for name in (*PREVIEW_FIELDS, "is_active"):
+            self.fields[name].widget.attrs["data-preview-field"] = ""
         self.helper = FormHelper()
         self.helper.form_tag = False  # the template writes the <form> and its buttons
         self.helper.layout = Layout(
@@ -115,8 +199,48 @@ class JobForm(forms.ModelForm):
                     Column("sim_max_seconds"),
                 ),
             ),
+            Fieldset(
+                _("Alerts"),
+                Row(Column(Switch("notify_on_failure")), Column(Switch("notify_on_recovery"))),
+                "webhook_url",
+                "notify_emails",
+                Row(Column("alert_after_failures"), Column("expected_seconds")),
+                "webhook_secret",
+                *(["remove_webhook_secret"] if "remove_webhook_secret" in self.fields else []),
+                css_id="job-form-alerts",
+            ),
             Switch("is_active"),
         )
+
+
+class SchedulePreviewForm(forms.Form):
+    """The job form's schedule fields alone, read exactly as the job form reads them (the
+    same fields: local date-times in the viewer's zone, the same messages), for the
+    preview shown as one types (jobs/preview.py). `is_active` too: a disabled one-off
+    job may keep a time that has passed, an enabled one may not."""
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        job_form = JobForm.base_fields
+        self.fields = {
+            name: copy.deepcopy(job_form[name]) for name in (*PREVIEW_FIELDS, "is_active")
+        }
+        self.fields["scheduled_at"].input_formats = LOCAL_INPUT_FORMATS
+
+
+class UpcomingForm(forms.Form):
+    """The Upcoming page's choices (GET): how far ahead it looks. An unknown value is
+    reported and the default used."""
+
+    span = forms.ChoiceField(
+        label=_("Look ahead"),
+        required=False,
+        choices=[(span.key, span.label) for span in upcoming.SPANS],
+    )
+
+    def chosen_span(self) -> upcoming.Span:
+        key = self.cleaned_data.get("span") if self.is_valid() else None
+        return upcoming.SPAN_BY_KEY.get(key or "", upcoming.DEFAULT_SPAN)
 
 
 class JobFilterForm(forms.Form):

@@ -6,6 +6,7 @@ urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("jobs/", views.job_list, name="job_list"),
     path("jobs/new/", views.job_create, name="job_create"),
+    path("jobs/schedule-preview/", views.schedule_preview, name="schedule_preview"),
     # <uuid:...> answers 404 to a malformed id before any view code runs.
     path("jobs/<uuid:job_id>/", views.job_detail, name="job_detail"),
     path("jobs/<uuid:job_id>/edit/", views.job_edit, name="job_edit"),
@@ -17,6 +18,7 @@ urlpatterns = [
         views.job_restore,
         name="job_restore",
     ),
+    path("upcoming/", views.upcoming_page, name="upcoming"),
     path("history/", views.history, name="history"),
     path("runs/<uuid:run_id>/", views.run_detail, name="run_detail"),
     path("runs/<uuid:run_id>/cancel/", views.run_cancel, name="run_cancel"),

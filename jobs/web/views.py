@@ -1,5 +1,6 @@
-"""The screens: dashboard, jobs, history. Thin: they read, render, and call the engine
-or the model (searching, filtering, enabling a job).
+"""The screens: dashboard, jobs (with the schedule preview of their form), upcoming runs,
+history. Thin: they read, render, and call the engine, the model (searching, filtering,
+enabling a job) or the forecasts (jobs/preview.py, jobs/upcoming.py).
 
 Every page needs a login (jobs.web.middleware.LoginRequiredMiddleware) except /healthz,
 and each view the permission it names (jobs.access; README "Who can do what"): without
@@ -18,21 +19,28 @@ from django.contrib.auth.decorators import login_not_required, permission_requir
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.db import DatabaseError, connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from jobs import engine
+from jobs import engine, preview, upcoming
 from jobs.access import ADD_JOB, CHANGE_JOB, DELETE_JOB, RUN_JOB, VIEW_JOB
 from jobs.models import Job, JobChange, JobHistory
 from jobs.web import changes as job_changes
 from jobs.web import dashboard as dashboard_data
-from jobs.web.forms import HistoryFilterForm, JobFilterForm, JobForm
+from jobs.web.forms import (
+    HistoryFilterForm,
+    JobFilterForm,
+    JobForm,
+    SchedulePreviewForm,
+    UpcomingForm,
+)
 from jobs.web.pagination import Cursor, run_page
 from jobs.web.stats import job_run_stats
 
@@ -205,6 +213,60 @@ def job_toggle(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
         text = _("“%(name)s” enabled.") if active else _("“%(name)s” disabled.")
         messages.success(request, text % {"name": job.name})
     return redirect(_next_url(request, reverse("job_detail", args=[job.pk])))
+
+
+@require_GET
+@needs(VIEW_JOB)
+def schedule_preview(request: HttpRequest) -> HttpResponse:
+    """The job form's preview of its schedule, requested by htmx as one types: the next
+    occurrences in the job's zone and the viewer's, or the schedule's messages.
+
+    Needs only view_job: it computes times from what it is sent and saves nothing; with
+    `job` (the form of an existing job) it reads that job's anchor, which anyone who may
+    see the job may read.
+    """
+    base = None
+    if request.GET.get("job"):
+        try:
+            job_id = uuid.UUID(request.GET["job"])
+        except ValueError:
+            raise Http404 from None
+        base = get_object_or_404(Job, pk=job_id)
+    form = SchedulePreviewForm(request.GET)
+    result = None
+    errors: dict = form.errors if not form.is_valid() else {}
+    if not errors:
+        result = preview.preview(preview.schedule_job(form.cleaned_data, base))
+        errors = result.errors
+    context = {
+        "preview": result,
+        "errors": [(form.fields[name].label, messages) for name, messages in errors.items()],
+        "viewer_zone": timezone.get_current_timezone_name(),
+    }
+    return render(request, "jobs/_schedule_preview.html", context)
+
+
+@require_GET
+@needs(VIEW_JOB)
+def upcoming_page(request: HttpRequest) -> HttpResponse:
+    """Every job's occurrences over the next 6 hours, 24 hours or 7 days, busiest first,
+    as density strips (jobs/upcoming.py)."""
+    choices = UpcomingForm(request.GET)
+    span = choices.chosen_span()
+    timeline = upcoming.timeline(timezone.now(), span, timezone.get_current_timezone())
+    page = Paginator(timeline.entries, JOBS_PER_PAGE).get_page(request.GET.get("page"))
+    rows = timeline.rows(page.object_list)
+    context = {
+        "section": "upcoming",
+        "choices": choices,
+        "spans": upcoming.SPANS,
+        "span": span,
+        "timeline": timeline,
+        "page": page,
+        "rows": rows,
+        "peak": upcoming.peak(rows),
+    }
+    return render(request, "jobs/upcoming.html", context)
 
 
 # --- runs --------------------------------------------------------------------------------

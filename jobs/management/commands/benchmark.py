@@ -31,7 +31,7 @@ from jobs.sql.bench import bench_support
 
 __all__ = ["Command", "format_report", "throwaway_database"]
 
-SCENARIOS = ("burst", "steady", "scale", "pages")
+SCENARIOS = ("burst", "steady", "scale", "pages", "alerts", "upcoming")
 
 
 def _sizes(text: str) -> list[int]:
@@ -94,6 +94,15 @@ class Command(BaseCommand):
             default=None,
             help="SQLite file to build once and keep, instead of a throwaway database",
         )
+        group = parser.add_argument_group("alerts (also takes --runs: of one job)")
+        group.add_argument("--alerts-running", type=int, default=100, help="runs in flight (100)")
+        group = parser.add_argument_group("upcoming")
+        group.add_argument(
+            "--upcoming-jobs",
+            type=int,
+            default=10_000,
+            help="jobs of mixed schedules (10,000); also uses --repeat",
+        )
         parser.add_argument(
             "--py-spy",
             type=Path,
@@ -148,9 +157,11 @@ class Command(BaseCommand):
             check("keep-per-job", [options["keep_per_job"]], 0, 10_000_000)
         check("scale-jobs", [options["scale_jobs"]], 10, 10_000_000)
         check("pages-jobs", [options["pages_jobs"]], 20, 1_000_000)
+        check("upcoming-jobs", [options["upcoming_jobs"]], 20, 1_000_000)
         check("runs", [options["runs"]], 0, 10_000_000)
         check("days", [options["days"]], 0.01, 3650)
         check("repeat", [options["repeat"]], 1, 1000)
+        check("alerts-running", [options["alerts_running"]], 0, 100_000)
         if options["db_file"] and not _support().can_keep_database_file():
             raise CommandError("--db-file is for SQLite")
         workers = options["workers"]
@@ -179,6 +190,22 @@ class Command(BaseCommand):
                 plan.append(
                     {"scenario": "scale", "jobs": options["scale_jobs"], "workers": workers}
                 )
+            elif scenario == "alerts":
+                plan.append(
+                    {
+                        "scenario": "alerts",
+                        "runs": options["runs"],
+                        "running": options["alerts_running"],
+                    }
+                )
+            elif scenario == "upcoming":
+                plan.append(
+                    {
+                        "scenario": "upcoming",
+                        "jobs": options["upcoming_jobs"],
+                        "repeat": options["repeat"],
+                    }
+                )
             else:
                 plan.append(
                     {
@@ -195,7 +222,7 @@ class Command(BaseCommand):
     # --- the child: one scenario in this process ------------------------------------
 
     def _child(self, spec: dict[str, Any]) -> None:
-        from jobs.bench import burst, machine, pages, scale, steady
+        from jobs.bench import alert_rules, burst, machine, pages, scale, steady, upcoming
         from jobs.bench.progress import Progress
 
         call_command("migrate", verbosity=0)
@@ -226,6 +253,10 @@ class Command(BaseCommand):
                 reuse=spec["reuse"],
                 prune=not spec["reuse"],
             )
+        elif scenario == "alerts":
+            result = alert_rules.run(spec["runs"], spec["running"], progress)
+        elif scenario == "upcoming":
+            result = upcoming.run(spec["jobs"], progress, repeat=spec["repeat"])
         else:
             raise CommandError(f"unknown scenario {scenario!r}")
         progress.end()
@@ -292,6 +323,10 @@ def _describe(spec: dict[str, Any]) -> str:
         return f"steady, {spec['rate']:,} runs/s for {spec['seconds']:g} s"
     if scenario == "scale":
         return f"scale, {spec['jobs']:,} jobs"
+    if scenario == "alerts":
+        return f"alerts, {spec['runs']:,} runs of one job, {spec['running']:,} running"
+    if scenario == "upcoming":
+        return f"upcoming, {spec['jobs']:,} jobs"
     return f"pages, {spec['jobs']:,} jobs and {spec['runs']:,} runs"
 
 

@@ -48,6 +48,9 @@ class PostgresqlStore(Store):
     def read_key(self, value: object) -> str:
         return value.hex if isinstance(value, uuid.UUID) else value  # type: ignore[return-value]
 
+    def read_micros(self, value: object) -> int | None:
+        return value  # type: ignore[return-value]  # the statement computes them
+
     def datetime_as_text(self, column: str) -> str:
         return column
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,10 @@ from jobs.sql.sqlite.wal import Checkpointer
 # values again and again (now, each job's occurrence), and isoformat is the cost.
 _datetime_text: dict[datetime, str] = {}
 _DATETIME_CACHE_SIZE = 20_000
+
+# Naive UTC, as the stored text reads.
+_NAIVE_EPOCH = datetime(1970, 1, 1)
+_MICROSECOND = timedelta(microseconds=1)
 
 # SQLite has one writer at a time. Threads of one process that collide on its lock fall
 # into SQLite's busy handler, which sleeps for milliseconds at a time; measured, that
@@ -58,6 +62,12 @@ class SqliteStore(Store):
 
     def read_key(self, value: object) -> str:
         return value  # type: ignore[return-value]  # Django stores UUIDs as 32 hex digits
+
+    def read_micros(self, value: object) -> int | None:
+        # Exact: timedelta // timedelta is integer arithmetic in microseconds.
+        if value is None:
+            return None
+        return (datetime.fromisoformat(value) - _NAIVE_EPOCH) // _MICROSECOND  # type: ignore[arg-type]
 
     def datetime_as_text(self, column: str) -> str:
         return f"CAST({column} AS TEXT)"

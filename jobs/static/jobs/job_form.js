@@ -43,4 +43,20 @@ document.addEventListener("DOMContentLoaded", () => {
   }
   switcher.addEventListener("change", showChosen);
   showChosen();
+
+  // The dashboard's form previews the schedule's next runs (jobs/_schedule_preview.html):
+  // each change of a schedule field asks for it again, and htmx waits until typing
+  // pauses (hx-trigger "schedule-changed delay:...") so that one request goes per pause.
+  // This listener is on the form, so it runs after showChosen has enabled the fields.
+  const preview = document.getElementById("schedule-preview");
+  const form = switcher.form;
+  if (preview && form) {
+    const changed = (event) => {
+      if (event.target instanceof HTMLElement && event.target.hasAttribute("data-preview-field")) {
+        preview.dispatchEvent(new Event("schedule-changed"));
+      }
+    };
+    form.addEventListener("input", changed);
+    form.addEventListener("change", changed);
+  }
 });
