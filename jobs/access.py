@@ -16,6 +16,7 @@ CHANGE_JOB = "jobs.change_job"  # edit, enable or disable, restore an earlier ve
 DELETE_JOB = "jobs.delete_job"
 RUN_JOB = "jobs.run_job"  # run now, retry a run, cancel a run
 USE_SHELL = "jobs.use_shell"  # create or change a job whose executor runs shell commands
+PAUSE_SCHEDULER = "jobs.pause_scheduler"  # pause and resume the whole scheduler
 
 
 class GroupGrant(NamedTuple):
@@ -31,7 +32,8 @@ JOB_OPERATORS = GroupGrant("Job operators", ("view_job", "run_job", "change_job"
 # Everything but use_shell: running arbitrary commands on the server is granted one
 # user at a time, never by being an admin of jobs.
 JOB_ADMINS = GroupGrant(
-    "Job admins", ("view_job", "add_job", "change_job", "delete_job", "run_job")
+    "Job admins",
+    ("view_job", "add_job", "change_job", "delete_job", "run_job", "pause_scheduler"),
 )
 GROUPS = (JOB_VIEWERS, JOB_OPERATORS, JOB_ADMINS)
 

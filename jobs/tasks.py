@@ -15,6 +15,7 @@ from huey import RedisHuey, crontab
 from huey.contrib.djhuey import db_periodic_task, db_task, on_shutdown
 
 from jobs import alerts, conf
+from jobs.alerts import health
 from jobs.runtime import worker
 from jobs.runtime.pool import HueyHandoff
 from jobs.runtime.scheduler import Scheduler
@@ -81,6 +82,8 @@ def scheduler_pass() -> None:
     if not settings.JOBS_HUEY_PERIODIC_PASS:
         return
     stats = Scheduler(handoff=HueyHandoff(send_runs, send_shell=shell_sender())).run_pass()
+    # Without runscheduler, this pass is the scheduler that notices it is down.
+    health.watch()
     logger.info(
         "periodic pass: claimed %d, handed out %d, reaped %d",
         stats.claimed,

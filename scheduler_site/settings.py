@@ -9,9 +9,11 @@ from __future__ import annotations
 import zoneinfo
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
-from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import ImproperlyConfigured, ValidationError
+from django.core.validators import validate_email
 
 from jobs.signing import BadSecret
 from jobs.signing import parse_secret as parse_webhook_secret
@@ -139,6 +141,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "jobs.web.context_processors.ui",
+                "jobs.web.context_processors.scheduler_pause",
             ],
         },
     },
@@ -483,6 +486,27 @@ if JOBS_BASE_URL and not JOBS_BASE_URL.startswith(("http://", "https://")):
     raise ImproperlyConfigured(
         f"JOBS_BASE_URL must start with http:// or https://, got {JOBS_BASE_URL!r}"
     )
+
+# Where "the scheduler is down" and its recovery are told (jobs/alerts/health.py): a
+# webhook URL, under the address rules of job webhooks (jobs/outbound.py: checked at
+# start-up by the system check jobs.E011 and again when sending), and e-mail addresses.
+JOBS_ADMIN_ALERT_URL = env_str("JOBS_ADMIN_ALERT_URL", "").strip()
+if JOBS_ADMIN_ALERT_URL:
+    _alert_url = urlsplit(JOBS_ADMIN_ALERT_URL)
+    if _alert_url.scheme not in ("http", "https") or not _alert_url.hostname:
+        raise ImproperlyConfigured(
+            "JOBS_ADMIN_ALERT_URL must be an http:// or https:// URL with a host, got "
+            f"{redact_url(JOBS_ADMIN_ALERT_URL)!r}"
+        )
+JOBS_ADMIN_ALERT_EMAILS = env_list("JOBS_ADMIN_ALERT_EMAILS", [])
+for _address in JOBS_ADMIN_ALERT_EMAILS:
+    try:
+        validate_email(_address)
+    except ValidationError:
+        raise ImproperlyConfigured(
+            "JOBS_ADMIN_ALERT_EMAILS must be e-mail addresses separated by commas, got "
+            f"{_address!r}"
+        ) from None
 
 # E-mail alerts go through Django's mail settings.
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")

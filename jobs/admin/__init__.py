@@ -4,8 +4,8 @@ Thin by design: state changes go through `jobs.engine` (run now, retry, cancel) 
 model (`Job.set_active`, `Job.duplicate`, `Job.save()`, which recomputes the schedule),
 and validation is `Job.clean()` reached through the ModelForm, never a copy of its rules.
 Its modules: common (formatting, lean lists, the capped paginator, bulk-action reports),
-jobs (JobAdmin), runs (JobHistoryAdmin), changes (JobChangeAdmin, the audit trail) and
-tokens (API tokens, for superusers only).
+jobs (JobAdmin), runs (JobHistoryAdmin), changes (JobChangeAdmin, the audit trail),
+scheduler (the pause switch and its record) and tokens (API tokens, for superusers only).
 
 The run table grows without bound, so its pages avoid anything that scales with it:
 no full COUNT(*) (a capped count instead), no facet counts, sorting only the newest-first
@@ -19,11 +19,12 @@ from django.utils.translation import gettext_lazy as _
 
 # Importing the modules registers their ModelAdmins (Django's autodiscovery imports
 # this package only).
-from jobs.admin import changes, jobs, runs, tokens
+from jobs.admin import changes, jobs, runs, scheduler, tokens
 from jobs.admin.changes import JobChangeAdmin
 from jobs.admin.common import LIST_PER_PAGE, CappedCountPaginator
 from jobs.admin.jobs import JobAdmin
 from jobs.admin.runs import JobHistoryAdmin
+from jobs.admin.scheduler import SchedulerEventAdmin, SchedulerStateAdmin
 
 admin.site.site_header = _("Job scheduler")
 admin.site.site_title = _("Job scheduler")
@@ -35,8 +36,11 @@ __all__ = [
     "JobAdmin",
     "JobChangeAdmin",
     "JobHistoryAdmin",
+    "SchedulerEventAdmin",
+    "SchedulerStateAdmin",
     "changes",
     "jobs",
     "runs",
+    "scheduler",
     "tokens",
 ]

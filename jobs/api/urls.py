@@ -3,6 +3,7 @@ from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
+from jobs.api.scheduler import PauseView, ResumeView, SchedulerView
 from jobs.api.views import (
     JobChangesView,
     JobRunsView,
@@ -34,6 +35,9 @@ urlpatterns = _own_authentication(
     [
         path("v1/jobs/<str:job_pk>/runs/", JobRunsView.as_view(), name="api-job-runs"),
         path("v1/jobs/<str:job_pk>/changes/", JobChangesView.as_view(), name="api-job-changes"),
+        path("v1/scheduler/", SchedulerView.as_view(), name="api-scheduler"),
+        path("v1/scheduler/pause/", PauseView.as_view(), name="api-scheduler-pause"),
+        path("v1/scheduler/resume/", ResumeView.as_view(), name="api-scheduler-resume"),
         path("v1/schedule-preview/", SchedulePreviewView.as_view(), name="api-schedule-preview"),
         path("v1/tasks/", TaskListView.as_view(), name="api-tasks"),
         path("v1/", include(router.urls)),

@@ -39,7 +39,10 @@ def run(
     Per case: `claim_ms`, engine.claim_due() in batches until nothing is due (what a pass
     writes); `pass_ms`, one Scheduler.run_pass() with its workers stopped (claim, queue,
     poll of ready runs, reap); `idle_loop_ms`, with none due, a pass plus the look-up of
-    the next due time: one turn of an idle scheduler's loop. Medians of several tries.
+    the next due time: one turn of an idle scheduler's loop, the first of a new
+    scheduler; `loop_turn_ms`, the turns after it (the reaper and the heartbeat are
+    throttled); `paused_loop_ms`, those turns while the scheduler is paused with those
+    jobs come due meanwhile (they stay due). Medians of several tries.
     """
     progress = progress or Progress(silent=True)
     sizes = sorted({max(1, jobs // 10), jobs})
@@ -94,6 +97,7 @@ def _headline(rows: list[Result], jobs: int, biggest_due: int) -> Result:
         "claim_ms": busiest.get("claim_ms"),
         "pass_none_due_ms": by_case[(jobs, 0)]["pass_ms"],
         "idle_loop_ms": by_case[(jobs, 0)]["idle_loop_ms"],
+        "paused_loop_ms": busiest.get("paused_loop_ms"),
         "claim_batch": settings.JOBS_CLAIM_BATCH,
     }
 
@@ -111,6 +115,9 @@ def _measure_pass(size: int, due: int, workers: int, repeat: int) -> Result:
         pass_s, idle_s = _time_pass(due, workers)
         passes.append(pass_s)
         idles.append(idle_s)
+    turns = max(repeat, 20)
+    running = _time_turns(due, workers, turns, paused=False) if not due else None
+    paused = _time_turns(due, workers, turns, paused=True)
     return {
         "jobs": size,
         "due": due,
@@ -118,6 +125,8 @@ def _measure_pass(size: int, due: int, workers: int, repeat: int) -> Result:
         "pass_ms": round(statistics.median(passes) * 1000, 2),
         "pass_max_ms": round(max(passes) * 1000, 2),
         "idle_loop_ms": round(statistics.median(idles) * 1000, 2) if not due else None,
+        "loop_turn_ms": round(statistics.median(running) * 1000, 3) if running else None,
+        "paused_loop_ms": round(statistics.median(paused) * 1000, 3),
         "tries": repeat,
     }
 
@@ -147,13 +156,44 @@ def _time_pass(due: int, workers: int) -> tuple[float, float]:
     now = timezone.now()
     _make_due(due, now - timedelta(seconds=1))
     scheduler = Scheduler(workers=workers, executor=_NoExecutor())
+    # As in the loop (Scheduler.serve): the look-up before the sleep comes first, and
+    # tells the pass about the pause.
+    scheduler.seconds_until_next_work()
     began = time.perf_counter()
     stats = scheduler.run_pass(now)
     pass_s = time.perf_counter() - began
-    engine.next_wake_at(now)
+    scheduler.seconds_until_next_work()
     idle_s = time.perf_counter() - began
     if stats.claimed != due:
         raise RuntimeError(f"the pass claimed {stats.claimed} runs, expected {due}")
     scheduler.shutdown()
     delete_runs()
     return pass_s, idle_s
+
+
+def _time_turns(due: int, workers: int, repeat: int, *, paused: bool) -> list[float]:
+    """Seconds of the loop turns (a pass, then the look-up before the sleep) of one
+    scheduler after its first: what it costs again and again while idle, running with
+    nothing due, or paused with `due` jobs come due during the pause."""
+    if paused:
+        engine.pause(note="benchmark")
+    now = timezone.now()
+    _make_due(due, now - timedelta(seconds=1))
+    scheduler = Scheduler(workers=workers, executor=_NoExecutor())
+    scheduler.seconds_until_next_work()
+    scheduler.run_pass(now)  # the first turn reaps and beats; the others are throttled
+    scheduler.seconds_until_next_work()
+    turns = []
+    for _ in range(repeat):
+        began = time.perf_counter()
+        stats = scheduler.run_pass(now)
+        scheduler.seconds_until_next_work()
+        turns.append(time.perf_counter() - began)
+        if stats.claimed:
+            raise RuntimeError(f"an idle pass claimed {stats.claimed} runs")
+    scheduler.shutdown()
+    if paused:
+        engine.resume()
+    if due:
+        set_due(timezone.now() + timedelta(days=30), names_below=f"scale {due:07d}")
+    return turns

@@ -7,6 +7,7 @@ claim -> start -> finish (-> retry), and reap, as the README's "life of a run" t
 - work.py: ready runs for the workers, hand-outs to Huey, when to wake up;
 - actions.py: what operators do (run now, retry, cancel);
 - live.py: the output so far of running runs (the live log).
+- pause.py: pausing the whole scheduler and resuming it (maintenance mode).
 
 The engine never sees SQL or the database vendor: it calls the operations of the store
 (jobs/sql) inside the store's transactions. It tells the rest of the app that runs
@@ -25,19 +26,23 @@ from jobs.engine.actions import (
 from jobs.engine.claim import claim_due
 from jobs.engine.lifecycle import finish, heartbeat, release, start
 from jobs.engine.live import write_live_logs
+from jobs.engine.pause import pause, pause_window, resume, settle_expired
 from jobs.engine.reap import reap
 from jobs.engine.work import (
+    Wake,
     dispatch_ready,
     mark_dispatched,
     next_wake_at,
     ready_tickets,
     running_among,
     tickets_for,
+    wake_up,
 )
 
 __all__ = [
     "CancelRefused",
     "RetryRefused",
+    "Wake",
     "cancel_run",
     "claim_due",
     "dispatch_ready",
@@ -45,13 +50,18 @@ __all__ = [
     "heartbeat",
     "mark_dispatched",
     "next_wake_at",
+    "pause",
+    "pause_window",
     "ready_tickets",
     "reap",
     "release",
+    "resume",
     "retry_run",
     "run_now",
     "running_among",
+    "settle_expired",
     "start",
     "tickets_for",
+    "wake_up",
     "write_live_logs",
 ]

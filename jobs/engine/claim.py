@@ -45,6 +45,8 @@ class ClaimPlan:
     moves: list[JobMove] = field(default_factory=list)
     # What the overlap policies decided (None when every job in the batch allows overlap).
     overlaps: overlap.OverlapPlan | None = None
+    # The claim's `now` as the store takes it (for the pause check in _apply).
+    db_now: object = None
 
 
 class ScheduledRun:
@@ -137,7 +139,15 @@ def claim_due(
 
 def _apply(ops: Operations, plan: ClaimPlan, all_or_nothing: bool) -> set[str]:
     """Write a plan; with all_or_nothing, give up (JobsMoved) if a job moved since it
-    was read, so that the caller claims again."""
+    was read, so that the caller claims again.
+
+    Nothing is written while the scheduler is paused: asked here, in the write
+    transaction, so that a pause committed while the plan was made is seen (the jobs stay
+    due, and their misfire policy decides at the resume). One statement per claim that
+    found due jobs; an idle pass never gets here, and a scheduler that knows it is paused
+    does not claim at all (jobs.runtime.scheduler)."""
+    if ops.claims_paused(plan.db_now):
+        return set()
     moved = ops.move_jobs(plan.moves)
     if all_or_nothing and moved != len(plan.moves):
         raise JobsMoved
@@ -168,7 +178,7 @@ def _plan(
 ) -> ClaimPlan:
     s = ops.store
     grace = conf.misfire_grace()
-    plan = ClaimPlan()
+    plan = ClaimPlan(db_now=db_now)
     scheduled = ScheduledRun(s, plan, db_now, db_now if dispatched else None)
     # Jobs whose overlap policy is not "allow": their occurrences are decided after the
     # loop, with one query for the whole batch.

@@ -1,13 +1,16 @@
-"""Finding work: ready pending runs for a worker pool, hand-outs to Huey, wake-up times."""
+"""Finding work: ready pending runs for a worker pool, hand-outs to Huey, wake-up times
+(with the pause the scheduler loop learns on the way)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import NamedTuple
 
 from django.utils import timezone
 
 from jobs import conf
+from jobs.models import PauseWindow
 from jobs.runs import RunTicket
 from jobs.sql import store
 
@@ -67,8 +70,29 @@ def running_among(run_keys: Iterable[str]) -> set[str]:
         return ops.running_among(keys)
 
 
-def next_wake_at(now: datetime) -> datetime | None:
-    """The earliest moment new work appears: a job comes due or a retry's backoff ends."""
+class Wake(NamedTuple):
+    """When an idle scheduler should look again, and the pause it saw on the way."""
+
+    at: datetime | None
+    pause: PauseWindow
+
+
+def wake_up(now: datetime) -> Wake:
+    """The earliest moment new work appears: a job comes due (not while paused: the
+    jobs that come due then wait for the resume), a pause ends, or a retry's backoff
+    ends (pending runs start while paused). One statement, which also reads the pause."""
     s = store()
     with s.reading() as ops:
-        return ops.next_wake_at(s.adapt_datetime(now))
+        row = ops.wake_up(s.adapt_datetime(now))
+    pause = PauseWindow(row.paused_at, row.paused_until)
+    if pause.active(now):
+        candidates = [row.paused_until, row.next_retry_at]
+    else:
+        candidates = [row.next_due_at, row.next_retry_at]
+    present = [moment for moment in candidates if moment is not None]
+    return Wake(min(present) if present else None, pause)
+
+
+def next_wake_at(now: datetime) -> datetime | None:
+    """The earliest moment new work appears (see wake_up)."""
+    return wake_up(now).at

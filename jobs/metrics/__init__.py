@@ -50,7 +50,14 @@ from prometheus_client import (
 from prometheus_client.core import GaugeHistogramMetricFamily, GaugeMetricFamily, Metric
 
 from jobs import conf
-from jobs.models import FINISHED_STATUSES, Job, JobHistory, RunStatus, SchedulerHeartbeat
+from jobs.models import (
+    FINISHED_STATUSES,
+    Job,
+    JobHistory,
+    RunStatus,
+    SchedulerHeartbeat,
+    SchedulerState,
+)
 from jobs.runs import RunResult
 from jobs.sql import store
 
@@ -209,7 +216,7 @@ class DatabaseCollector:
         # Index jobs_scheduler_seen.
         beats = SchedulerHeartbeat.objects.aggregate(
             latest=Max("seen_at"),
-            alive=Count("pk", filter=Q(seen_at__gte=now - _alive_within())),
+            alive=Count("pk", filter=Q(seen_at__gte=now - alive_within())),
         )
         if beats["latest"] is not None:
             gauge(
@@ -222,10 +229,18 @@ class DatabaseCollector:
             "Scheduler processes whose heartbeat is recent (within the run lease).",
             beats["alive"],
         )
+        # The one row of the pause switch, by primary key.
+        gauge(
+            "jobs_scheduler_paused",
+            "1 while the whole scheduler is paused (maintenance mode: nothing is claimed), else 0.",
+            1.0 if SchedulerState.current_window().active(now) else 0.0,
+        )
         return metrics
 
 
-def _alive_within() -> timedelta:
+def alive_within() -> timedelta:
+    """A scheduler whose heartbeat is this recent is alive: the lease, and at least three
+    heartbeats."""
     return max(conf.lease(), timedelta(seconds=3 * HEARTBEAT_EVERY_SECONDS))
 
 

@@ -4,7 +4,8 @@ The package's modules: choices (vocabulary and limits), job and job_queries (Job
 Job.objects), job_rules (what makes a job valid, in Python and in the database), run
 (JobHistory and its queries), notices (alert attempts, scheduler heartbeats), changes (the
 audit trail: JobChange, and who is acting through which channel), chains (the rules and
-the saving of Job.on_success / Job.on_failure). Everything
+the saving of Job.on_success / Job.on_failure), scheduler (the pause switch, the
+site-wide events beside the audit trail, the scheduler-down incident row). Everything
 that was importable from `jobs.models` still is, from here.
 """
 
@@ -61,6 +62,17 @@ from jobs.models.run import (
     capped_count,
     one_of,
 )
+from jobs.models.scheduler import (
+    NOT_PAUSED,
+    PAUSE_NOTE_MAX_LENGTH,
+    PauseWindow,
+    SchedulerAction,
+    SchedulerEvent,
+    SchedulerHealth,
+    SchedulerState,
+    clean_pause,
+    pause_errors,
+)
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -84,7 +96,9 @@ __all__ = [
     "MAX_TIMEOUT_SECONDS",
     "NAME_MAX_LENGTH",
     "NOTIFY_EMAILS_MAX_LENGTH",
+    "NOT_PAUSED",
     "OUTCOME_STATUSES",
+    "PAUSE_NOTE_MAX_LENGTH",
     "RUN_COUNT_CAP",
     "SCHEDULER_FIELDS",
     "SCHEDULE_FIELDS",
@@ -109,14 +123,21 @@ __all__ = [
     "NotificationKind",
     "NotificationStatus",
     "OverlapPolicy",
+    "PauseWindow",
     "RunStatus",
     "ScheduleType",
+    "SchedulerAction",
+    "SchedulerEvent",
+    "SchedulerHealth",
     "SchedulerHeartbeat",
+    "SchedulerState",
     "Trigger",
     "acting",
     "capped_count",
+    "clean_pause",
     "current_actor",
     "one_of",
+    "pause_errors",
     "search_terms",
     "validate_schedule_time",
 ]

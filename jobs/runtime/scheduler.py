@@ -7,6 +7,13 @@ job due at 12:00:00.000 starts within milliseconds rather than at the next poll.
 
 `run_pass()` is one pass, `run_once()` is `--once`, `serve()` is the long-running loop;
 tests call the first two and signal-driven shutdown calls `request_stop()`.
+
+While the whole scheduler is paused (jobs/engine/pause.py) a pass claims nothing, and
+still feeds the pending runs that exist and reaps. The loop learns the pause from the
+look-up it makes before each sleep (no statement of its own), so it sees a pause within
+one tick; a pass not preceded by that look-up (tests, `--once`, the Huey periodic pass)
+reads the switch itself. The claim asks the switch again in its write transaction, so
+a pass that has not heard yet claims nothing either.
 """
 
 from __future__ import annotations
@@ -21,9 +28,10 @@ from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
 from jobs import conf, engine, metrics
-from jobs.alerts import running_long
+from jobs.alerts import health, running_long
 from jobs.executors import ExecutionContext, Executor, load_executor
 from jobs.executors.routing import routed
+from jobs.models import PauseWindow
 from jobs.runtime import retention
 from jobs.runtime.pool import HueyHandoff, WorkerPool
 from jobs.runtime.worker import Heartbeater, process_name
@@ -82,6 +90,10 @@ class Scheduler:
         self._stopping = threading.Event()
         self._last_reap = 0.0
         self._errors = 0
+        # The pause as the last look-up before a sleep saw it, for the pass after it.
+        self._heard: PauseWindow | None = None
+        self._paused = False  # what this process last said about the pause, in its log
+        self._last_health_check = 0.0
 
     def start_workers(self) -> None:
         self.checkpointer.start()
@@ -96,8 +108,9 @@ class Scheduler:
         pending runs, reap."""
         stats = PassStats()
         metrics.scheduler_alive(self.name)
+        claiming = not self._paused_for_pass(now or timezone.now())
         batch = conf.claim_batch()
-        while not self._stopping.is_set():
+        while claiming and not self._stopping.is_set():
             tickets = engine.claim_due(
                 claim_until or now or timezone.now(),
                 limit=batch,
@@ -117,6 +130,29 @@ class Scheduler:
             self._last_reap = time.monotonic()
         metrics.observe_pass(stats.claimed, stats.reaped)
         return stats
+
+    def _paused_for_pass(self, now: datetime) -> bool:
+        """Whether this pass must not claim: the pause heard before the last sleep, or
+        read now. A pause whose until has come is recorded as resumed first."""
+        window, self._heard = self._heard, None
+        if window is None:
+            window = engine.pause_window()
+        if window.expired(now):
+            engine.settle_expired(now)
+        self._note_pause(window, now)
+        return window.active(now)
+
+    def _note_pause(self, window: PauseWindow, now: datetime) -> None:
+        """Say in the log, once per change, that this process sees a pause or a resume."""
+        paused = window.active(now)
+        if paused == self._paused:
+            return
+        self._paused = paused
+        if paused:
+            until = window.paused_until.isoformat() if window.paused_until else "a resume"
+            logger.info("scheduler %s sees the pause: claims nothing until %s", self.name, until)
+        else:
+            logger.info("scheduler %s sees the resume: claims again", self.name)
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Block until every queued and in-flight run is done (True) or `timeout` passes."""
@@ -169,7 +205,8 @@ class Scheduler:
                     # Bounded history: a slice of a few ms of pruning when one is due
                     # (jobs/runtime/retention.py); it never raises, so it never stops the loop.
                     retention.prune_when_due()
-                    wait = self._seconds_until_next_work()
+                    self._watch_health()
+                    wait = self.seconds_until_next_work()
                     self._errors = 0
                 except DatabaseError:
                     # The database is down or restarting: back off calmly and carry on.
@@ -184,13 +221,28 @@ class Scheduler:
             self.shutdown()
         logger.info("scheduler %s stopped", self.name)
 
-    def _seconds_until_next_work(self) -> float:
+    def seconds_until_next_work(self) -> float:
+        """How long the loop may sleep: until the next due time (not while paused), the
+        end of a pause, a retry's backoff, or the tick. The look-up also tells the next
+        pass about the pause."""
         now = timezone.now()
         wait = self.tick
-        wake_at = engine.next_wake_at(now)
-        if wake_at is not None:
-            wait = min(wait, (wake_at - timezone.now()).total_seconds())
+        wake = engine.wake_up(now)
+        self._heard = wake.pause
+        self._note_pause(wake.pause, now)
+        if wake.at is not None:
+            wait = min(wait, (wake.at - timezone.now()).total_seconds())
         return max(wait, 0.0)
+
+    def _watch_health(self) -> None:
+        """Every few seconds, whether the scheduler looks down from here (due work left
+        unclaimed: another scheduler's claims failing, or this one's), and its
+        recovery; jobs/alerts/health.py alerts once per incident. Not while paused."""
+        clock = time.monotonic()
+        if self._paused or clock - self._last_health_check < health.CHECK_EVERY_SECONDS:
+            return
+        self._last_health_check = clock
+        health.watch(deliver_in_background=True)
 
     def request_stop(self) -> None:
         """Stop claiming; serve() then finishes in-flight runs and returns.

@@ -50,6 +50,7 @@ from jobs.sql.rows import (
     RunningLong,
     RunningRun,
     SkippedRun,
+    WakeUp,
     WatchedJob,
 )
 
@@ -503,10 +504,18 @@ class Operations:
             tickets += self._tickets("tickets_for", [now, *chunk], len(chunk))
         return tickets
 
-    def next_wake_at(self, now: object) -> datetime | None:
-        row = self._execute("next_wake_at", [now]).fetchone()
-        present = [self.store.read_datetime(value) for value in row if value is not None]
-        return min(present) if present else None
+    def wake_up(self, now: object) -> WakeUp:
+        """When the next job comes due and the next backoff ends, and the pause."""
+        read_dt = self.store.read_datetime
+        return WakeUp(
+            *(read_dt(value) for value in self._execute("next_wake_at", [now]).fetchone())
+        )
+
+    def claims_paused(self, now: object) -> bool:
+        """Whether the scheduler is paused at `now` (in a claim's transaction: see the
+        statement)."""
+        row = self._execute("claims_paused", [now]).fetchone()
+        return bool(row and row[0])
 
     def cancel_run(self, key: str, by: str, now: object, note: str) -> CancelledRun | None:
         row = self._execute("cancel_run", [by, now, note, key]).fetchone()

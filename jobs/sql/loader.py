@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
-from jobs.models import FINISHED_STATUSES, Job, JobHistory, RunStatus, Trigger
+from jobs.models import FINISHED_STATUSES, Job, JobHistory, RunStatus, SchedulerState, Trigger
 
 _NAME = re.compile(r"^-- name: (\w+)\s*$")
 
@@ -30,6 +30,7 @@ _NAME = re.compile(r"^-- name: (\w+)\s*$")
 SUBSTITUTIONS = {
     "{job_table}": Job._meta.db_table,
     "{run_table}": JobHistory._meta.db_table,
+    "{state_table}": SchedulerState._meta.db_table,
     "{pending}": f"'{RunStatus.PENDING.value}'",
     "{running}": f"'{RunStatus.RUNNING.value}'",
     "{success}": f"'{RunStatus.SUCCESS.value}'",

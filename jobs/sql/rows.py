@@ -222,3 +222,12 @@ class ChainedRun(NamedTuple):
     created_at: object
     finished_at: object  # None while pending
     caused_by: str  # the key of the run that started it
+
+
+class WakeUp(NamedTuple):
+    """What an idle scheduler loop needs before it sleeps (statement next_wake_at)."""
+
+    next_due_at: datetime | None  # the earliest active job's next_run_at
+    next_retry_at: datetime | None  # the earliest pending run not ready yet
+    paused_at: datetime | None  # the pause switch (jobs.models.PauseWindow)
+    paused_until: datetime | None

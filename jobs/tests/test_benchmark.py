@@ -111,6 +111,7 @@ FIELDS = {
         "claim_ms",
         "pass_none_due_ms",
         "idle_loop_ms",
+        "paused_loop_ms",
         "claim_batch",
         "passes",
     },

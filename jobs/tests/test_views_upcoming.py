@@ -21,9 +21,10 @@ from jobs.tests.factories import NOW, make_job, make_user
 pytest_plugins = ["jobs.tests.ui_support"]
 pytestmark = pytest.mark.django_db
 
-# Session, user, the user's permissions: 4 queries on every page (test_views_queries.py);
-# the page's own is one read of the job table.
-EXPECTED_QUERIES = 4 + 1
+# Session, user, the user's permissions: 4 queries on every page (test_views_queries.py),
+# and the pause switch for the banner of every whole page; the page's own is one read of
+# the job table.
+EXPECTED_QUERIES = 4 + 1 + 1
 
 
 def _row(html: str, job: Job) -> str:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from jobs.web import views
+from jobs.web import pause, views
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
@@ -23,5 +23,8 @@ urlpatterns = [
     path("history/", views.history, name="history"),
     path("runs/<uuid:run_id>/", views.run_detail, name="run_detail"),
     path("runs/<uuid:run_id>/cancel/", views.run_cancel, name="run_cancel"),
+    path("scheduler/", pause.scheduler, name="scheduler"),
+    path("scheduler/pause/", pause.scheduler_pause, name="scheduler_pause"),
+    path("scheduler/resume/", pause.scheduler_resume, name="scheduler_resume"),
     path("healthz", views.healthz, name="healthz"),
 ]

@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from jobs import alerts, conf, metrics
+from jobs.alerts import health
 from jobs.runtime.pool import HueyHandoff
 from jobs.runtime.scheduler import DEFAULT_TICK, DEFAULT_WORKERS, Scheduler
 from jobs.tasks import send_runs, shell_sender
@@ -87,8 +88,10 @@ class Command(BaseCommand):
         try:
             self._run(options)
         finally:
-            # Let alerts of the last runs go out (they are sent in background threads).
+            # Let alerts of the last runs go out (they are sent in background threads),
+            # and a scheduler-down or recovery notice being sent.
             alerts.shutdown(timeout=conf.shutdown_grace())
+            health.flush(timeout=conf.shutdown_grace())
 
     def _run(self, options: dict[str, Any]) -> None:
         if options["once"]:

@@ -252,14 +252,27 @@ SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
  WHERE r.status = {pending} AND r.not_before <= %s AND r.id IN ({keys})
 
 -- name: next_wake_at
--- The earliest moment new work appears. One statement (the idle loop asks after every
--- pass, up to hundreds of times a second under load), each half walking one partial
--- index: jobs_job_due and jobs_run_pending_ready.
+-- The earliest moment new work appears, and whether the scheduler is paused. One
+-- statement (the idle loop asks after every pass, up to hundreds of times a second under
+-- load), each of the first two walking one partial index, jobs_job_due and
+-- jobs_run_pending_ready; the pause is the one row of {state_table}, by primary key.
 -- params: now
 SELECT (SELECT next_run_at FROM {job_table}
          WHERE is_active AND next_run_at IS NOT NULL ORDER BY next_run_at LIMIT 1),
        (SELECT not_before FROM {run_table}
-         WHERE status = {pending} AND not_before > %s ORDER BY not_before LIMIT 1)
+         WHERE status = {pending} AND not_before > %s ORDER BY not_before LIMIT 1),
+       (SELECT paused_at FROM {state_table} WHERE id = 1),
+       (SELECT paused_until FROM {state_table} WHERE id = 1)
+
+-- name: claims_paused
+-- Whether claims are paused now, asked inside the claim's transaction before it writes.
+-- Differs from SQLite: the row is locked FOR SHARE whatever it says, so a pause (an
+-- UPDATE of it) waits for the claims in flight to commit, and a claim that asks after a
+-- pause committed sees it: once pause() has returned, no claim inserts a run.
+-- params: now
+SELECT paused_at IS NOT NULL AND (paused_until IS NULL OR paused_until > %s)
+  FROM {state_table} WHERE id = 1
+   FOR SHARE
 
 -- name: cancel_run
 -- params: by, now, note, key

@@ -244,14 +244,26 @@ SELECT r.id, r.job_id, j.name, j.command, CAST(r.scheduled_for AS TEXT), r.attem
  WHERE r.status = {pending} AND r.not_before <= %s AND r.id IN ({keys})
 
 -- name: next_wake_at
--- The earliest moment new work appears. One statement (the idle loop asks after every
--- pass, up to hundreds of times a second under load), each half walking one partial
--- index: jobs_job_due and jobs_run_pending_ready.
+-- The earliest moment new work appears, and whether the scheduler is paused. One
+-- statement (the idle loop asks after every pass, up to hundreds of times a second under
+-- load), each of the first two walking one partial index, jobs_job_due and
+-- jobs_run_pending_ready; the pause is the one row of {state_table}, by primary key, so
+-- every loop sees a pause before it sleeps without a statement of its own.
 -- params: now
 SELECT (SELECT CAST(next_run_at AS TEXT) FROM {job_table}
          WHERE is_active AND next_run_at IS NOT NULL ORDER BY next_run_at LIMIT 1),
        (SELECT CAST(not_before AS TEXT) FROM {run_table}
-         WHERE status = {pending} AND not_before > %s ORDER BY not_before LIMIT 1)
+         WHERE status = {pending} AND not_before > %s ORDER BY not_before LIMIT 1),
+       (SELECT CAST(paused_at AS TEXT) FROM {state_table} WHERE id = 1),
+       (SELECT CAST(paused_until AS TEXT) FROM {state_table} WHERE id = 1)
+
+-- name: claims_paused
+-- Whether claims are paused now (jobs.models.scheduler.PauseWindow says the same in
+-- Python). Asked inside the claim's write transaction, before it writes: a pause, a
+-- write too, waits for the writer lock, so a claim that applies after it sees it.
+-- params: now
+SELECT 1 FROM {state_table}
+ WHERE id = 1 AND paused_at IS NOT NULL AND (paused_until IS NULL OR paused_until > %s)
 
 -- name: cancel_run
 -- params: by, now, note, key

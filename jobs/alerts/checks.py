@@ -1,0 +1,39 @@
+"""System checks of the alert settings: where "the scheduler is down" may be sent."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.checks import Error, register
+
+from jobs import outbound
+
+
+@register()
+def admin_alert_url_allowed(app_configs: Any = None, **kwargs: Any) -> list[Error]:
+    """JOBS_ADMIN_ALERT_URL under the address rules of job webhooks (jobs/outbound.py),
+    as a job's webhook URL is when it is saved; sending checks it again."""
+    url = settings.JOBS_ADMIN_ALERT_URL
+    if not url:
+        return []
+    parts = urlsplit(url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        reason = "its port is not a number"
+    else:
+        reason = outbound.check_for_validation(parts.hostname or "", port)
+    if reason is None:
+        return []
+    return [
+        Error(
+            f"JOBS_ADMIN_ALERT_URL may not be sent to: {reason}.",
+            hint=(
+                "Alerts may only go to public addresses; list an internal receiver in "
+                'JOBS_WEBHOOK_ALLOWED_HOSTS (README, "Alerts").'
+            ),
+            id="jobs.E011",
+        )
+    ]
