@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -11,8 +12,11 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
 
+from jobs import masking
+from jobs.web import job_problems
 from jobs.masking import masked, may_see_secrets, shown_target
 from jobs.models import JobState, RunStatus
+from jobs.models.work import describe_work
 
 register = template.Library()
 
@@ -126,3 +130,33 @@ def attempt_outcome(context: template.Context, attempt: Any) -> str:
     if attempt.response_code:
         outcome = f"{outcome} ({attempt.response_code})"
     return f"{outcome}: {attempt.error}" if attempt.error else outcome
+
+
+# Pretty-printed arguments are cut here: a page shows them, the API has them whole.
+ARGUMENTS_SHOWN_MAX_CHARS = 5000
+
+
+@register.simple_tag(takes_context=True)
+def shown_arguments(context: template.Context, executor: str, arguments: Any) -> str:
+    """{% shown_arguments job.executor job.arguments %}: JSON, indented, secret header
+    and environment values masked for users who may not see them (jobs.masking)."""
+    value = masking.shown_arguments(_user(context), executor, arguments)
+    text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+    if len(text) > ARGUMENTS_SHOWN_MAX_CHARS:
+        text = text[: ARGUMENTS_SHOWN_MAX_CHARS - 1] + "…"
+    return text
+
+
+@register.simple_tag
+def run_work_text(run: Any) -> str:
+    """What a run ran, in words (jobs/models/work.py): with the arguments it ran with."""
+    job = run.job
+    arguments = job.arguments if run.arguments is None else run.arguments
+    return describe_work(job.executor, job.command, arguments)
+
+
+@register.simple_tag
+def job_run_problem(job: Any) -> str:
+    """Why the job's runs cannot run now (its task is not registered, its management
+    command no longer listed, its executor switched off), or ""."""
+    return job_problems.run_problem(job) or ""
