@@ -3,7 +3,10 @@
 A webhook URL often carries its credential in the path or the query (Slack, Teams) or as
 user:password; an alert address list says who is on call. Users who may change jobs see
 them whole; everyone else sees the scheme and host of the URL and how many addresses
-there are. The API, the screens and the audit trail all mask through here.
+there are. Likewise the values of an http job's headers and a shell job's env whose
+names look secret (Authorization, Cookie, *TOKEN*, *SECRET*, *PASSWORD*, *KEY*), in
+the arguments and wherever a run's log repeats them. The API, the screens and the audit
+trail all mask through here.
 """
 
 from __future__ import annotations
@@ -56,10 +59,80 @@ def mask_emails(text: str) -> str:
     return ngettext("%(count)d address", "%(count)d addresses", count) % {"count": count}
 
 
+# --- secret values among a job's arguments ---------------------------------------------
+
+# Header names (http jobs) and variable names (shell jobs) whose values are secret: these
+# two whole names, and any name containing one of the words.
+SECRET_NAMES = ("authorization", "proxy-authorization", "cookie", "set-cookie")
+SECRET_WORDS = ("token", "secret", "password", "passwd", "key", "credential")
+# The parts of Job.arguments holding names and values: an http job's headers, a shell
+# job's env.
+SECRET_SECTIONS = ("headers", "env")
+# A secret value shorter than this is not looked for in a log: it would mask at random.
+LOG_SECRET_MIN_CHARS = 4
+
+
+def looks_secret(name: str) -> bool:
+    """Whether a header or variable name says its value is secret (Authorization,
+    Cookie, X-Api-Key, DB_PASSWORD, GITHUB_TOKEN, ...)."""
+    lowered = str(name).lower()
+    return lowered in SECRET_NAMES or any(word in lowered for word in SECRET_WORDS)
+
+
+def mask_arguments(arguments: Any) -> Any:
+    """A job's (or a run's) arguments with the secret header and env values masked."""
+    if not isinstance(arguments, dict):
+        return arguments
+    shown = dict(arguments)
+    for section in SECRET_SECTIONS:
+        values = shown.get(section)
+        if isinstance(values, dict):
+            shown[section] = {
+                name: MASK if looks_secret(name) and value not in (None, "") else value
+                for name, value in values.items()
+            }
+    return shown
+
+
+def secret_values(arguments: Any) -> list[str]:
+    """The secret header and env values of the arguments, longest first."""
+    if not isinstance(arguments, dict):
+        return []
+    found = set()
+    for section in SECRET_SECTIONS:
+        values = arguments.get(section)
+        if isinstance(values, dict):
+            for name, value in values.items():
+                if looks_secret(name) and isinstance(value, str):
+                    found.add(value)
+                    # "Bearer abc": the credential alone may be printed too.
+                    found.update(value.split()[1:])
+    return sorted(
+        (value for value in found if len(value) >= LOG_SECRET_MIN_CHARS), key=len, reverse=True
+    )
+
+
+def mask_log(log: str, arguments: Any) -> str:
+    """A run's log with every secret value of its arguments replaced by the mask (a
+    script may print its $TOKEN; an error may quote a header)."""
+    for value in secret_values(arguments):
+        log = log.replace(value, MASK)
+    return log
+
+
+def shown_log(user: Any, log: str, arguments: Any) -> str:
+    return log if may_see_secrets(user) else mask_log(log, arguments)
+
+
+def shown_arguments(user: Any, arguments: Any) -> Any:
+    return arguments if may_see_secrets(user) else mask_arguments(arguments)
+
+
 # Field name -> how it is shown to a user who may not see it.
-SECRET_JOB_FIELDS: dict[str, Callable[[str], str]] = {
+SECRET_JOB_FIELDS: dict[str, Callable[[Any], Any]] = {
     "webhook_url": mask_url,
     "notify_emails": mask_emails,
+    "arguments": mask_arguments,
 }
 
 
@@ -73,7 +146,7 @@ def masked(field: str, value: Any) -> Any:
     mask = SECRET_JOB_FIELDS.get(field)
     if mask is None or value in (None, ""):
         return value
-    return mask(str(value))
+    return mask(value if isinstance(value, dict) else str(value))
 
 
 # --- alert delivery attempts (jobs.models.NotificationAttempt) -------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext, ngettext_lazy
 
-from jobs import engine
+from jobs import access, engine
 from jobs.access import RUN_JOB
 from jobs.admin.changes import changes_of_job_url
 from jobs.admin.common import (
@@ -46,6 +47,39 @@ def _masked_fields(fields: Sequence) -> tuple:
         _masked_fields(name) if isinstance(name, (list, tuple)) else MASKED_FIELDS.get(name, name)
         for name in fields
     )
+
+
+SHELL_REFUSAL = _(
+    "Only users allowed to use shell commands may create or change a job that runs shell "
+    "commands or this management command."
+)
+
+
+def _with_shell_check(form_class: Any, user: Any, job: Job | None) -> Any:
+    """The admin's job form, refusing at the executor a job that needs jobs.use_shell
+    (a shell job, a dangerous management command) from a user without it, whether the job
+    is so now or would be after the change. A form posted without an executor (a script
+    written before there were executors) keeps the job's."""
+    if "executor" in form_class.base_fields:
+        form_class.base_fields["executor"].required = False
+
+    class ShellCheckedForm(form_class):  # type: ignore[misc, valid-type]
+        def clean(self) -> dict[str, Any]:
+            cleaned = super().clean()
+            if "executor" in self.fields and not cleaned.get("executor"):
+                cleaned["executor"] = job.executor if job is not None else "simulated"
+            values = {
+                "executor": cleaned.get("executor", getattr(job, "executor", "")),
+                "command": cleaned.get("command", getattr(job, "command", "")),
+            }
+            if not access.may_change_job_like(user, job, values):
+                self.add_error("executor" if "executor" in self.fields else None, SHELL_REFUSAL)
+            return cleaned
+
+    # The subclass's metaclass made its fields again from the model: keep the admin's.
+    ShellCheckedForm.base_fields = form_class.base_fields
+    ShellCheckedForm.__name__ = form_class.__name__
+    return ShellCheckedForm
 
 
 def runs_of_job_url(job: Job) -> str:
@@ -148,7 +182,20 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
         "updated_at",
     )
     fieldsets = (
-        (_("General"), {"fields": ("name", "description", "command", "is_active")}),
+        (_("General"), {"fields": ("name", "description", "is_active")}),
+        (
+            _("What runs"),
+            {
+                "fields": ("executor", "command", "arguments"),
+                "description": _(
+                    "Simulated: the command is only words for the log. Python task: the "
+                    "task's registered name, its keyword arguments as a JSON object. "
+                    "Management command: the command line. Shell: the command line (needs "
+                    'the permission to use shell commands); arguments {"env": {...}}. '
+                    "HTTP: the URL; arguments method, headers, body, expect_status."
+                ),
+            },
+        ),
         (
             _("Schedule"),
             {
@@ -234,7 +281,7 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
     def get_form(self, request: HttpRequest, obj: Job | None = None, **kwargs: Any) -> Any:
         form = super().get_form(request, obj, **kwargs)
         mark_schedule_switch(form.base_fields)
-        return form
+        return _with_shell_check(form, request.user, obj)
 
     def get_fieldsets(self, request: HttpRequest, obj: Job | None = None) -> Sequence:
         if obj is None:
@@ -274,6 +321,10 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
         return masked("webhook_url", job.webhook_url)
 
     @admin.display(description=_("alert e-mail addresses"))
+    @admin.display(description=_("arguments"))
+    def masked_arguments(self, job: Job) -> str:
+        return json.dumps(masked("arguments", job.arguments), ensure_ascii=False)
+
     def masked_notify_emails(self, job: Job) -> str:
         return masked("notify_emails", job.notify_emails)
 
@@ -402,6 +453,8 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
         disabled: list[tuple[Job, str]] = []
 
         def copy(job: Job) -> None:
+            if not access.may_change_job_like(request.user, job):
+                raise ValidationError(SHELL_REFUSAL)
             made, disabled_because = job.duplicate()
             self.log_addition(request, made, _("Duplicated from “%(name)s”.") % {"name": job})
             if disabled_because:

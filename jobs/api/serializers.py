@@ -9,18 +9,22 @@ from typing import Any
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
-from rest_framework import serializers
+from rest_framework import exceptions, serializers
 from rest_framework.settings import api_settings
 
+from jobs import access, registry
 from jobs.masking import (
     ATTEMPT_DETAIL_FIELDS,
     SECRET_JOB_FIELDS,
     masked,
     may_see_secrets,
+    shown_arguments,
+    shown_log,
     shown_target,
 )
 from jobs.models import (
     WEBHOOK_URL_MAX_LENGTH,
+    ExecutorKind,
     Job,
     JobChange,
     JobHistory,
@@ -43,7 +47,48 @@ def field_errors(exc: DjangoValidationError) -> dict[str, list[str]] | list[str]
     }
 
 
+# A JSON object, documented as one (DRF's JSONField would say "any value").
+ARGUMENTS_SCHEMA = {
+    "type": "object",
+    "additionalProperties": {},
+    "description": (
+        "A JSON object, read per executor: a Python task's keyword arguments; an HTTP "
+        "job's method, headers, body and expect_status; a shell job's env. Secret header "
+        "and env values are masked for users who may not change jobs."
+    ),
+}
+
+
+@extend_schema_field(ARGUMENTS_SCHEMA)
+class ArgumentsField(serializers.JSONField):
+    """Job.arguments and JobHistory.arguments: a JSON object (checked by Job.clean())."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        if not isinstance(value, dict):
+            raise serializers.ValidationError('The arguments must be a JSON object, like {"a": 1}.')
+        return value
+
+
 class JobSerializer(serializers.ModelSerializer):
+    executor = serializers.ChoiceField(
+        choices=ExecutorKind.choices,
+        required=False,
+        help_text=(
+            "What a run does: simulated (the default), python (a registered task, named in "
+            "command), command (a management command line), shell (a command line; needs "
+            "jobs.use_shell and JOBS_SHELL_ENABLED), http (a request to the URL in command)."
+        ),
+    )
+    arguments = ArgumentsField(required=False)
+    execution_problem = serializers.CharField(
+        read_only=True,
+        help_text=(
+            "Why the job's runs fail before doing anything now (its task no longer "
+            "registered, its command no longer listed, its executor switched off); empty "
+            "when nothing stops them."
+        ),
+    )
     # Strings, not URIs: what a user who may not change jobs reads is masked
     # ("https://hooks.example.com/…"). Job.full_clean() still refuses what is no URL.
     webhook_url = serializers.CharField(
@@ -86,6 +131,9 @@ class JobSerializer(serializers.ModelSerializer):
             "name",
             "description",
             "command",
+            "executor",
+            "arguments",
+            "execution_problem",
             "schedule_type",
             "scheduled_at",
             "interval",
@@ -143,12 +191,21 @@ class JobSerializer(serializers.ModelSerializer):
         job = copy.copy(self.instance) if self.instance is not None else Job()
         for name, value in attrs.items():
             setattr(job, name, value)
+        # A shell job (or one running a dangerous management command), as it is or as it
+        # would be, is for users with jobs.use_shell only: 403 before anything else.
+        if not access.may_change_job_like(_user(self), self.instance, job):
+            raise exceptions.PermissionDenied(
+                f"You need the permission {access.USE_SHELL} to create or change a job that "
+                "runs shell commands or this management command."
+            )
         try:
             job.full_clean()
         except DjangoValidationError as exc:
             raise serializers.ValidationError(field_errors(exc)) from None
         if "command" in attrs:
             attrs["command"] = job.command  # as Job.clean() left it: CR LF as LF
+        if "arguments" in attrs or "command" in attrs or "executor" in attrs:
+            attrs["arguments"] = job.arguments  # as Job.clean() left it: bound, normalised
         return attrs
 
 
@@ -189,6 +246,14 @@ class NotificationAttemptSerializer(serializers.ModelSerializer):
 class RunSerializer(serializers.ModelSerializer):
     job_name = serializers.CharField(read_only=True, source="job.name")
     duration_seconds = serializers.SerializerMethodField()
+    arguments = ArgumentsField(
+        read_only=True,
+        allow_null=True,
+        help_text=(
+            "The arguments this run ran with (null for a simulated run). Secret header and "
+            "env values are masked for users who may not change jobs."
+        ),
+    )
 
     class Meta:
         model = JobHistory
@@ -205,9 +270,15 @@ class RunSerializer(serializers.ModelSerializer):
             "finished_at",
             "duration_seconds",
             "worker",
+            "arguments",
             "created_at",
         ]
         read_only_fields = fields
+
+    def to_representation(self, instance: JobHistory) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        data["arguments"] = shown_arguments(_user(self), data.get("arguments"))
+        return data
 
     def get_duration_seconds(self, run: JobHistory) -> float | None:
         duration = run.duration
@@ -215,11 +286,93 @@ class RunSerializer(serializers.ModelSerializer):
 
 
 class RunDetailSerializer(RunSerializer):
+    """One run with its log: while the run runs, the log is its output so far (written
+    at least every JOBS_LIVE_LOG_SECONDS), so polling this shows it grow."""
+
     notifications = NotificationAttemptSerializer(many=True, read_only=True)
+    elapsed_seconds = serializers.SerializerMethodField(
+        help_text="Seconds since the run started (to its end once finished); null before."
+    )
+    log_truncated = serializers.SerializerMethodField(
+        help_text="Whether output was left out of the log (JOBS_LOG_MAX_BYTES)."
+    )
 
     class Meta(RunSerializer.Meta):
-        fields = [*RunSerializer.Meta.fields, "log", "notifications"]
+        fields = [
+            *RunSerializer.Meta.fields,
+            "log",
+            "elapsed_seconds",
+            "log_truncated",
+            "notifications",
+        ]
         read_only_fields = fields
+
+    def to_representation(self, instance: JobHistory) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        data["log"] = shown_log(_user(self), data.get("log") or "", instance.arguments)
+        return data
+
+    def get_elapsed_seconds(self, run: JobHistory) -> float | None:
+        return self.get_duration_seconds(run)
+
+    def get_log_truncated(self, run: JobHistory) -> bool:
+        return LOG_OMITTED_MARK in (run.log or "")
+
+
+# How a log says that output was left out (jobs/executors/output.py writes it).
+LOG_OMITTED_MARK = "bytes of output left out (JOBS_LOG_MAX_BYTES)"
+
+
+class RunNowSerializer(serializers.Serializer):
+    """The body of "run now": nothing, or other arguments for this one run."""
+
+    arguments = ArgumentsField(
+        required=False,
+        help_text=(
+            "Arguments for this run instead of the job's own, checked as the job's are "
+            "(a shell job's need jobs.use_shell). Left out: the job's own."
+        ),
+    )
+
+
+class TaskParameterSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=[(kind, kind) for kind in registry.KINDS])
+    required = serializers.BooleanField()
+    default = serializers.SerializerMethodField(
+        help_text="The default as JSON; null when there is none (see required)."
+    )
+    choices = serializers.ListField(
+        child=serializers.JSONField(), help_text="Enum or Literal values."
+    )
+    annotation_text = serializers.CharField(allow_blank=True)
+    nullable = serializers.BooleanField()
+
+    @extend_schema_field({"description": "Any JSON value."})
+    def get_default(self, parameter: registry.TaskParameter) -> Any:
+        if parameter.required:
+            return None
+        value = registry.json_value(parameter.default)
+        return value if _is_json(value) else registry.short_repr(parameter.default)
+
+
+def _is_json(value: Any) -> bool:
+    import json
+
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+class TaskSerializer(serializers.Serializer):
+    """A registered Python task a python job may run (its name goes in the job's command)."""
+
+    name = serializers.CharField()
+    description = serializers.CharField(allow_blank=True)
+    signature = serializers.CharField(source="signature_text")
+    parameters = TaskParameterSerializer(many=True)
 
 
 @extend_schema_field(

@@ -3,7 +3,7 @@ from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from jobs.api.views import JobChangesView, JobRunsView, JobViewSet, RunViewSet
+from jobs.api.views import JobChangesView, JobRunsView, JobViewSet, RunViewSet, TaskListView
 
 router = DefaultRouter()
 router.register("jobs", JobViewSet, basename="api-job")
@@ -27,6 +27,7 @@ urlpatterns = _own_authentication(
     [
         path("v1/jobs/<str:job_pk>/runs/", JobRunsView.as_view(), name="api-job-runs"),
         path("v1/jobs/<str:job_pk>/changes/", JobChangesView.as_view(), name="api-job-changes"),
+        path("v1/tasks/", TaskListView.as_view(), name="api-tasks"),
         path("v1/", include(router.urls)),
         # The schema and its docs are public: they describe the API, not the data.
         path("schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from jobs import engine
+from jobs import access, engine, registry
 from jobs.access import ADD_JOB, CHANGE_JOB, DELETE_JOB, RUN_JOB
 from jobs.api.pagination import ChangePagination, JobPagination, RunPagination
 from jobs.api.serializers import (
@@ -26,7 +26,9 @@ from jobs.api.serializers import (
     JobSerializer,
     RunDetailSerializer,
     RunFilterSerializer,
+    RunNowSerializer,
     RunSerializer,
+    TaskSerializer,
     field_errors,
 )
 from jobs.models import Channel, Job, JobChange, JobHistory
@@ -105,11 +107,32 @@ class JobViewSet(ActorMixin, viewsets.ModelViewSet):
             queryset = queryset.search(params["search"])
         return queryset
 
-    @extend_schema(summary="Run a job now", request=None, responses={201: RunDetailSerializer})
+    @extend_schema(
+        summary="Run a job now",
+        description=(
+            'With the job\'s own arguments, or with {"arguments": {...}} for this run '
+            "only (checked as the job's are; a shell job's need jobs.use_shell)."
+        ),
+        request=RunNowSerializer,
+        responses={201: RunDetailSerializer},
+    )
     @action(detail=True, methods=["post"])
     def run(self, request: Request, pk: str | None = None) -> Response:
         job = self.get_object()
-        run = engine.run_now(job)
+        body = RunNowSerializer(data=request.data if isinstance(request.data, dict) else {})
+        body.is_valid(raise_exception=True)
+        arguments = body.validated_data.get("arguments")
+        if arguments is not None:
+            if access.needs_shell_permission(job) and not access.may_use_shell(request.user):
+                raise exceptions.PermissionDenied(
+                    f"You need the permission {access.USE_SHELL} to run this job with other "
+                    "arguments."
+                )
+            try:
+                arguments = job.run_arguments(arguments)
+            except DjangoValidationError as exc:
+                raise exceptions.ValidationError(field_errors(exc)) from None
+        run = engine.run_now(job, arguments=arguments)
         url = reverse("api-run-detail", args=[run.pk], request=request)
         return Response(
             RunDetailSerializer(run).data, status=status.HTTP_201_CREATED, headers={"Location": url}
@@ -133,6 +156,22 @@ class JobViewSet(ActorMixin, viewsets.ModelViewSet):
             # e.g. enabling a one-off job whose time has passed.
             raise exceptions.ValidationError(field_errors(exc)) from None
         return Response(self.get_serializer(job).data)
+
+
+@extend_schema(
+    summary="List the registered Python tasks",
+    description=(
+        "The tasks a python job may name in its command (registered with @jobs.register, "
+        "or django.tasks tasks in a task module), sorted by name, with their parameters."
+    ),
+    responses={200: TaskSerializer(many=True)},
+)
+class TaskListView(generics.GenericAPIView):
+    serializer_class = TaskSerializer
+    pagination_class = None
+
+    def get(self, request: Request) -> Response:
+        return Response(TaskSerializer(registry.registered_tasks(), many=True).data)
 
 
 @extend_schema_view(

@@ -26,9 +26,8 @@ from typing import Any, TextIO
 from jobs.executors.output import RunOutput
 
 _output: contextvars.ContextVar[RunOutput | None] = contextvars.ContextVar(
-    "jobs_run_output", default=None
+    "jobs_current_output", default=None
 )
-_installed = False
 _install_lock = threading.Lock()
 
 # The loggers the run handler sits on: the root, and those of LOGGING that do not
@@ -97,11 +96,16 @@ _handler = _RunLogHandler()
 
 
 def install() -> None:
-    """Wrap sys.stdout and sys.stderr and add the log handler (once per process)."""
-    global _installed
+    """Wrap sys.stdout and sys.stderr and put the log handler on its loggers. Cheap when
+    done already; done again when something replaced them since (logging configured
+    again, a test runner's capture)."""
+    if (
+        isinstance(sys.stdout, _RunStream)
+        and isinstance(sys.stderr, _RunStream)
+        and all(_handler in logging.getLogger(name).handlers for name in _LOGGERS)
+    ):
+        return
     with _install_lock:
-        if _installed:
-            return
         if not isinstance(sys.stdout, _RunStream):
             sys.stdout = _RunStream(sys.stdout)  # type: ignore[assignment]
         if not isinstance(sys.stderr, _RunStream):
@@ -110,19 +114,12 @@ def install() -> None:
             logger = logging.getLogger(name)
             if _handler not in logger.handlers:
                 logger.addHandler(_handler)
-        _installed = True
 
 
 @contextmanager
 def capturing(output: RunOutput) -> Iterator[RunOutput]:
     """Send what the calling thread prints and logs to `output` for the code inside."""
     install()
-    # LOGGING may have been configured again since (a test's override): be on the
-    # loggers still.
-    for name in _LOGGERS:
-        logger = logging.getLogger(name)
-        if _handler not in logger.handlers:
-            logger.addHandler(_handler)
     token = _output.set(output)
     try:
         yield output

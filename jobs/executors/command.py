@@ -23,6 +23,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management import get_commands, load_command_class
 from django.core.management.base import CommandError
+from django.utils.translation import gettext
 
 from jobs.executors.base import ExecutionContext, Outcome
 from jobs.executors.output import RunOutput
@@ -53,12 +54,14 @@ def command_problem(line: str) -> str | None:
     except CommandRefused as error:
         return str(error)
     if not words:
-        return "no management command given"
+        return gettext("no management command given")
     name = words[0]
     if name not in allowed_commands():
-        return f"the management command {name!r} is not listed in JOBS_MANAGEMENT_COMMANDS"
+        return gettext(
+            "the management command “%(name)s” is not listed in JOBS_MANAGEMENT_COMMANDS"
+        ) % {"name": name[:100]}
     if name not in get_commands():
-        return f"there is no management command {name!r}"
+        return gettext("there is no management command “%(name)s”") % {"name": name[:100]}
     return None
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import traceback
 
+from django.utils.translation import gettext
+
 from jobs import registry
 from jobs.executors.base import ExecutionContext, Outcome
 from jobs.executors.capture import capturing
@@ -26,7 +28,9 @@ RESULT_MAX_CHARS = 2000
 def task_problem(name: str) -> str | None:
     """Why a python job naming `name` cannot run, or None."""
     if registry.get_task(name) is None:
-        return f"the Python task {name!r} is not registered (JOBS_TASK_MODULES, @jobs.register)"
+        return gettext(
+            "the Python task “%(name)s” is not registered (JOBS_TASK_MODULES, @jobs.register)"
+        ) % {"name": name[:200]}
     return None
 
 

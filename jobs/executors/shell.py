@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext
 
 from jobs.executors.base import ExecutionContext, Outcome
 from jobs.executors.output import RunOutput
@@ -51,7 +52,7 @@ def default_timeout() -> int:
 def shell_problem() -> str | None:
     """Why shell jobs cannot run now, or None."""
     if not shell_enabled():
-        return "shell jobs are switched off on this site (JOBS_SHELL_ENABLED)"
+        return gettext("shell jobs are switched off on this site (JOBS_SHELL_ENABLED)")
     return None
 
 

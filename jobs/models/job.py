@@ -10,7 +10,7 @@ import uuid
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import MaxValueValidator
 from django.db import models, router, transaction
 from django.db.models import Q, Value
@@ -20,7 +20,7 @@ from django.utils.formats import date_format
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext, pgettext
 
-from jobs import schedules, text
+from jobs import access, registry, schedules, text
 from jobs.cron_text import describe_cron
 from jobs.models import changes, job_rules
 from jobs.models.work import describe_work
@@ -279,14 +279,20 @@ class Job(models.Model):
         copy.save()  # computes anchor_at and next_run_at
         return copy, disabled_because
 
-    def restore(self, version: changes.JobChange) -> bool:
+    def restore(self, version: changes.JobChange, *, user: object = None) -> bool:
         """Put back the fields as they were after `version` (a JobChange of this job);
         False when they are so already (nothing is saved or recorded then).
 
         Validated like any edit; raises ValidationError and leaves the job as it was
         when that version would not be valid now (a one-off time since passed, say).
-        Recorded as a "restore".
+        With `user`, raises PermissionDenied when the job, as it is or as it would be,
+        needs jobs.use_shell and the user has not got it (see may_restore). Recorded as
+        a "restore".
         """
+        if user is not None and not self.may_restore(version, user):
+            raise PermissionDenied(
+                _("Only users allowed to use shell commands may restore this version.")
+            )
         editable = changes.audited_fields(type(self))
         wanted = {
             name: self._meta.get_field(name).to_python(value)
@@ -306,6 +312,11 @@ class Job(models.Model):
             raise
         self.save(change_action=changes.ChangeAction.RESTORE)
         return True
+
+    def may_restore(self, version: changes.JobChange, user: object) -> bool:
+        """Whether `user` may restore `version`: jobs.use_shell when the job, as it is or
+        as that version was, runs shell commands (or a dangerous management command)."""
+        return access.may_change_job_like(user, self, version.snapshot or {})
 
     # --- loading and saving ---------------------------------------------------------
 
@@ -442,10 +453,56 @@ class Job(models.Model):
         # A browser sends a textarea's line breaks as CR LF; a lone CR is refused.
         self.command = text.normalize_newlines(self.command)
         errors = job_rules.job_errors(
-            self, schedule_changed=self._schedule_changed, webhook_changed=self._webhook_changed
+            self,
+            schedule_changed=self._schedule_changed,
+            webhook_changed=self._webhook_changed,
+            command_changed=self._command_changed,
         )
         if errors:
             raise ValidationError(errors)
+
+    def _command_changed(self) -> bool:
+        if self._state.adding:
+            return True
+        loaded = self._values_as_loaded() or {}
+        return loaded.get("command") != self.command or loaded.get("executor") != self.executor
+
+    # --- what runs --------------------------------------------------------------------
+
+    @property
+    def execution_problem(self) -> str:
+        """Why this job's runs fail before doing anything, though it was valid when saved
+        (its task no longer registered, its command no longer listed, its executor
+        switched off, its URL's host now refused); "" when nothing stops it. The runs
+        fail with this reason in their log; the scheduler goes on."""
+        return job_rules.execution_problem(self) or ""
+
+    @property
+    def execution_text(self) -> str:
+        """What the job runs, in words: "Python task billing.send(day='today')",
+        "Shell: backup.sh --full"."""
+        if self.executor == ExecutorKind.PYTHON:
+            arguments = ", ".join(
+                f"{name}={registry.short_repr(value, 40)}"
+                for name, value in (self.arguments or {}).items()
+            )
+            return _("Python task %(call)s") % {"call": f"{self.command}({arguments})"}
+        if self.executor == ExecutorKind.COMMAND:
+            return _("Management command: %(line)s") % {"line": self.command}
+        if self.executor == ExecutorKind.SHELL:
+            return _("Shell: %(line)s") % {"line": self.command}
+        if self.executor == ExecutorKind.HTTP:
+            method = str((self.arguments or {}).get("method") or "GET").upper()
+            return _("HTTP %(method)s %(url)s") % {"method": method, "url": self.command}
+        return _("Simulated: %(command)s") % {"command": self.command}
+
+    def run_arguments(self, arguments: dict | None) -> dict | None:
+        """Arguments for one run of this job ("Run now" with arguments), checked and
+        normalised as the job's own are; None stays None (the run takes the job's).
+        Raises ValidationError with the messages at "arguments"."""
+        if arguments is None:
+            return None
+        return job_rules.run_arguments(self, arguments)
 
     def _webhook_changed(self) -> bool:
         if self._state.adding or not self.webhook_url:

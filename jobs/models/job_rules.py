@@ -7,10 +7,13 @@ database's check constraints (Job.Meta) refuse the same values from any other wr
 
 from __future__ import annotations
 
+import copy
+import json
 import operator
 import re
 from collections.abc import Callable
 from functools import reduce
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -21,7 +24,11 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from jobs import conf, outbound, schedules, text
+from jobs import conf, outbound, registry, schedules, text
+from jobs.executors import command as command_executor
+from jobs.executors import http as http_executor
+from jobs.executors import python as python_executor
+from jobs.executors import shell as shell_executor
 from jobs.models.choices import (
     CRON_FIELD_NAMES,
     MAX_NOTIFY_EMAILS,
@@ -50,15 +57,19 @@ def job_errors(
     *,
     schedule_changed: Callable[[], bool],
     webhook_changed: Callable[[], bool] = lambda: True,
-) -> dict[str, str]:
-    """Every rule's message for `job`; empty when it is valid.
+    command_changed: Callable[[], bool] = lambda: True,
+) -> dict[str, Any]:
+    """Every rule's message for `job` (a list of them for the arguments); empty when it
+    is valid.
 
     `schedule_changed()`: whether the schedule differs from the stored one (it may cost
     a query, so it is asked only when needed). A one-off time in the past is refused only
     then, so a job that already ran can still be renamed. `webhook_changed()`: the same
-    for the webhook URL, whose host is looked up (DNS) only when it is new.
+    for the webhook URL, whose host is looked up (DNS) only when it is new;
+    `command_changed()` for an HTTP job's URL, likewise.
     """
     errors = schedule_errors(job, schedule_changed=schedule_changed)
+    errors.update(executor_errors(job, command_changed=command_changed))
     errors.update(timeout_errors(job))
     errors.update(simulation_errors(job))
     errors.update(alert_errors(job, webhook_changed=webhook_changed))
@@ -148,6 +159,180 @@ def cron_expression_error(job: JobModel) -> str | None:
         return None  # reported at the time zone
     if upcoming is None:
         return _("This expression matches no date in the next 50 years.")
+    return None
+
+
+# --- what runs: the executor, its command and its arguments -------------------------
+
+# The most a job's (or a run's) arguments may hold, as JSON text.
+ARGUMENTS_MAX_BYTES = 65536
+
+
+def executor_errors(
+    job: JobModel, *, command_changed: Callable[[], bool] = lambda: True
+) -> dict[str, Any]:
+    """The executor is known (and switched on), the command names what it can run, and
+    the arguments are a JSON object of the shape it reads. A python job's arguments
+    are stored as they bind (normalised: "12" for an int becomes 12)."""
+    if job.executor not in ExecutorKind.values:
+        return {
+            "executor": _("Unknown executor “%(name)s”. Choose one of: %(choices)s.")
+            % {"name": str(job.executor)[:50], "choices": ", ".join(ExecutorKind.values)}
+        }
+    if job.arguments is None:
+        job.arguments = {}
+    shape = arguments_shape_error(job.arguments)
+    errors: dict[str, Any] = {}
+    if shape is not None:
+        errors["arguments"] = shape
+    if job.executor == ExecutorKind.PYTHON:
+        errors.update(python_errors(job, check_arguments=shape is None))
+    elif job.executor == ExecutorKind.COMMAND:
+        errors.update(command_errors(job, check_arguments=shape is None))
+    elif job.executor == ExecutorKind.SHELL:
+        errors.update(shell_errors(job, check_arguments=shape is None))
+    elif job.executor == ExecutorKind.HTTP:
+        errors.update(http_errors(job, check_arguments=shape is None, url_changed=command_changed))
+    return errors
+
+
+def arguments_shape_error(arguments: Any) -> str | None:
+    """A JSON object any database stores (no NUL: PostgreSQL's jsonb refuses it), of at
+    most ARGUMENTS_MAX_BYTES."""
+    if not registry.is_json_object(arguments):
+        return _('The arguments must be a JSON object, like {"day": "2026-12-01"}.')
+    encoded = json.dumps(arguments)
+    if len(encoded.encode()) > ARGUMENTS_MAX_BYTES:
+        return _("The arguments can be at most %(n)d bytes of JSON.") % {"n": ARGUMENTS_MAX_BYTES}
+    if "\\u0000" in encoded:
+        return _("The arguments may not hold NUL characters (U+0000).")
+    return None
+
+
+def python_errors(job: JobModel, *, check_arguments: bool = True) -> dict[str, Any]:
+    name = job.command.strip()
+    task = registry.get_task(name)
+    if task is None:
+        return {
+            "command": _(
+                "No Python task is registered as “%(name)s”. Choose one of the registered "
+                "tasks; a dotted path to anything else cannot be run."
+            )
+            % {"name": name[:200]}
+        }
+    job.command = name
+    if not check_arguments:
+        return {}
+    try:
+        job.arguments = registry.normalize(task, job.arguments)
+    except registry.ArgumentsError as error:
+        return {"arguments": argument_messages(error)}
+    return {}
+
+
+def argument_messages(error: registry.ArgumentsError) -> list[str]:
+    """ArgumentsError.errors as messages at the arguments field, one per parameter."""
+    messages = []
+    for name, problems in error.errors.items():
+        for problem in problems:
+            messages.append(problem if name == "__all__" else f"{name}: {problem}")
+    return messages
+
+
+def command_errors(job: JobModel, *, check_arguments: bool = True) -> dict[str, Any]:
+    errors: dict[str, Any] = {}
+    try:
+        command_executor.check_command_line(job.command)
+    except command_executor.CommandRefused as error:
+        errors["command"] = _("This management command cannot run: %(reason)s.") % {
+            "reason": str(error)
+        }
+    if check_arguments and job.arguments:
+        errors["arguments"] = _(
+            "A management command job takes no arguments: write its options in the "
+            "command line (prunehistory --dry-run)."
+        )
+    return errors
+
+
+def shell_errors(job: JobModel, *, check_arguments: bool = True) -> dict[str, Any]:
+    errors: dict[str, Any] = {}
+    if (problem := shell_executor.shell_problem()) is not None:
+        errors["executor"] = _("Shell jobs cannot be saved: %(reason)s.") % {"reason": problem}
+    try:
+        shell_executor.split_command(job.command)
+    except ValueError as error:
+        errors["command"] = _("This command line cannot run: %(reason)s.") % {"reason": str(error)}
+    if check_arguments:
+        messages = [
+            _("%(name)s: a shell job's arguments hold only env.") % {"name": str(name)[:50]}
+            for name in job.arguments
+            if name != "env"
+        ]
+        messages += [
+            f"env: {problem}"
+            for problem in shell_executor.environment_errors(job.arguments.get("env"))
+        ]
+        if messages:
+            errors["arguments"] = messages
+    return errors
+
+
+def http_errors(
+    job: JobModel, *, check_arguments: bool = True, url_changed: Callable[[], bool] = lambda: True
+) -> dict[str, Any]:
+    errors: dict[str, Any] = {}
+    try:
+        http_executor.url_parts(job.command)
+    except ValueError as error:
+        errors["command"] = _("This URL cannot be requested: %(reason)s.") % {"reason": str(error)}
+    else:
+        # The host is looked up (DNS) only when the URL is new.
+        problem = http_executor.host_problem(job.command, resolve=url_changed())
+        if problem is not None:
+            errors["command"] = _("HTTP jobs may only reach public addresses, and %(reason)s.") % {
+                "reason": problem
+            }
+    if check_arguments:
+        problems = http_executor.argument_errors(job.arguments)
+        if problems:
+            errors["arguments"] = [
+                message if name == "__all__" else f"{name}: {message}"
+                for name, message in problems.items()
+            ]
+    return errors
+
+
+def run_arguments(job: JobModel, arguments: Any) -> dict[str, Any]:
+    """Arguments for one run of `job` ("Run now" with arguments), checked as the job's
+    own are and normalised; raises ValidationError with the messages at "arguments"."""
+    shape = arguments_shape_error(arguments)
+    if shape is not None:
+        raise ValidationError({"arguments": [shape]})
+    probe = copy.copy(job)
+    probe.arguments = dict(arguments)
+    problems = executor_errors(probe, command_changed=lambda: False)
+    message = problems.get("arguments")
+    if message:
+        raise ValidationError({"arguments": message if isinstance(message, list) else [message]})
+    return probe.arguments
+
+
+def execution_problem(job: JobModel) -> str | None:
+    """Why the job's runs would fail before doing anything now, though it was valid
+    when saved: its task is no longer registered, its command no longer listed, its
+    executor switched off, its URL's host now refused. None when nothing stops it."""
+    kind = job.executor
+    if kind == ExecutorKind.PYTHON:
+        return python_executor.task_problem(job.command)
+    if kind == ExecutorKind.COMMAND:
+        return command_executor.command_problem(job.command)
+    if kind == ExecutorKind.SHELL:
+        return shell_executor.shell_problem()
+    if kind == ExecutorKind.HTTP:
+        return http_executor.host_problem(job.command, resolve=False)
+    if kind != ExecutorKind.SIMULATED:
+        return _("the executor “%(name)s” is not known to this site") % {"name": kind}
     return None
 
 

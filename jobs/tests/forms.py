@@ -39,6 +39,8 @@ def admin_form(**fields: Any) -> dict[str, Any]:
     return {
         "name": "report",
         "command": "report.sh",
+        "executor": "simulated",
+        "arguments": "{}",
         **_COMMON,
         "scheduled_at_0": "",
         "scheduled_at_1": "",

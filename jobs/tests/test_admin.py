@@ -244,6 +244,7 @@ def test_the_job_page_links_to_the_dashboard_and_to_all_its_runs(
     titles = [fieldset.name for fieldset in response.context["adminform"]]
     assert [str(t) for t in titles] == [
         "General",
+        "What runs",
         "Schedule",
         "Runs",
         "Simulation",
@@ -272,6 +273,7 @@ def test_the_add_page_has_no_status_or_runs(admin_client: Client, db) -> None:
     response = admin_client.get(reverse("admin:jobs_job_add"))
     assert [str(f.name) for f in response.context["adminform"]] == [
         "General",
+        "What runs",
         "Schedule",
         "Runs",
         "Simulation",

@@ -3,6 +3,7 @@ restore, the admin and the API views of it, masking, and pruning."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -114,6 +115,8 @@ def admin_form(job: Job, **overrides: Any) -> dict[str, Any]:
         "name": job.name,
         "description": job.description,
         "command": job.command,
+        "executor": job.executor,
+        "arguments": json.dumps(job.arguments),
         "is_active": "on",
         "schedule_type": job.schedule_type,
         "scheduled_at_0": "",
