@@ -169,37 +169,3 @@ def shown_target(user: Any, channel: str, target: str) -> str:
 # What a failed attempt's answer was (HTTP code, error text): only for users who may see
 # secrets; to anyone else it would tell which internal ports answer ("sent" or "failed").
 ATTEMPT_DETAIL_FIELDS = ("response_code", "error")
-
-
-# --- the arguments of http and shell jobs ------------------------------------------------
-
-# Header and environment variable names whose values are credentials: Authorization,
-# Cookie, and any name holding token, secret, password or key (X-Api-Key, DB_PASSWORD).
-_SECRET_NAME = re.compile(r"authorization|cookie|token|secret|passw(or)?d|key", re.IGNORECASE)
-
-
-def looks_secret(name: str) -> bool:
-    return bool(_SECRET_NAME.search(str(name)))
-
-
-def _masked_values(values: Any) -> Any:
-    if not isinstance(values, dict):
-        return values
-    return {name: MASK if looks_secret(name) else value for name, value in values.items()}
-
-
-def masked_arguments(executor: str, arguments: Any) -> Any:
-    """A job's (or a run's) arguments as a user who may not see secrets gets them: an
-    http job's header values and a shell job's environment values under secret-looking
-    names replaced by "…"; anything else unchanged."""
-    if not isinstance(arguments, dict):
-        return arguments
-    if executor == "http" and "headers" in arguments:
-        return {**arguments, "headers": _masked_values(arguments["headers"])}
-    if executor == "shell" and "env" in arguments:
-        return {**arguments, "env": _masked_values(arguments["env"])}
-    return arguments
-
-
-def shown_arguments(user: Any, executor: str, arguments: Any) -> Any:
-    return arguments if may_see_secrets(user) else masked_arguments(executor, arguments)

@@ -23,7 +23,6 @@ from django.utils.translation import ngettext, pgettext
 from jobs import access, registry, schedules, text
 from jobs.cron_text import describe_cron
 from jobs.models import changes, job_rules
-from jobs.models.work import describe_work
 from jobs.models.choices import (
     COMMAND_MAX_LENGTH,
     COPY_SUFFIX,
@@ -542,12 +541,6 @@ class Job(models.Model):
             IntervalUnit.DAY: ngettext("every day", "every %(n)d days", self.interval),
         }
         return texts[self.interval_unit] % {"n": self.interval}
-
-    @property
-    def work_text(self) -> str:
-        """What the job runs, in words: "Python task billing.tasks.send_invoices(day='today')",
-        "Shell: backup.sh --full", "HTTP GET https://…" (jobs/models/work.py)."""
-        return describe_work(self.executor, self.command, self.arguments)
 
     @property
     def state(self) -> str:

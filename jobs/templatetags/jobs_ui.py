@@ -13,10 +13,8 @@ from django.utils.html import format_html
 from django.utils.translation import gettext as _
 
 from jobs import masking
-from jobs.web import job_problems
 from jobs.masking import masked, may_see_secrets, shown_target
 from jobs.models import JobState, RunStatus
-from jobs.models.work import describe_work
 
 register = template.Library()
 
@@ -137,26 +135,18 @@ ARGUMENTS_SHOWN_MAX_CHARS = 5000
 
 
 @register.simple_tag(takes_context=True)
-def shown_arguments(context: template.Context, executor: str, arguments: Any) -> str:
-    """{% shown_arguments job.executor job.arguments %}: JSON, indented, secret header
-    and environment values masked for users who may not see them (jobs.masking)."""
-    value = masking.shown_arguments(_user(context), executor, arguments)
+def shown_arguments(context: template.Context, arguments: Any) -> str:
+    """{% shown_arguments job.arguments %}: JSON, indented, secret header and environment
+    values masked for users who may not see them (jobs.masking)."""
+    value = masking.shown_arguments(_user(context), arguments)
     text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
     if len(text) > ARGUMENTS_SHOWN_MAX_CHARS:
         text = text[: ARGUMENTS_SHOWN_MAX_CHARS - 1] + "…"
     return text
 
 
-@register.simple_tag
-def run_work_text(run: Any) -> str:
-    """What a run ran, in words (jobs/models/work.py): with the arguments it ran with."""
-    job = run.job
-    arguments = job.arguments if run.arguments is None else run.arguments
-    return describe_work(job.executor, job.command, arguments)
-
-
-@register.simple_tag
-def job_run_problem(job: Any) -> str:
-    """Why the job's runs cannot run now (its task is not registered, its management
-    command no longer listed, its executor switched off), or ""."""
-    return job_problems.run_problem(job) or ""
+@register.simple_tag(takes_context=True)
+def shown_log(context: template.Context, run: Any) -> str:
+    """A run's log, with the secret values of its arguments masked for users who may not
+    see them (a script may print its $TOKEN)."""
+    return masking.shown_log(_user(context), run.log, run.arguments)

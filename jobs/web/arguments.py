@@ -191,9 +191,11 @@ def parameter_field(parameter: TaskParameter, given: Mapping[str, Any]) -> forms
         field.widget.format = "%Y-%m-%dT%H:%M:%S"
         field.input_formats = LOCAL_INPUT_FORMATS
     elif kind == "choice":
-        empty = _("Choose…") if parameter.required else _("Default (%(default)s)") % {
-            "default": _choice_label(parameter.default)
-        }
+        empty = (
+            _("Choose…")
+            if parameter.required
+            else _("Default (%(default)s)") % {"default": _choice_label(parameter.default)}
+        )
         choices = [("", empty)] + [
             (_choice_key(value), _choice_label(value)) for value in parameter.choices
         ]
@@ -269,7 +271,7 @@ class TaskSection:
         if self.task.accepts_any and cleaned.get(TASK_MORE) is not None:
             more = cleaned[TASK_MORE][0]
             if not registry.is_json_object(more):
-                _add(errors, TASK_MORE, _("Enter a JSON object, such as {\"key\": 1}."))
+                _add(errors, TASK_MORE, _('Enter a JSON object, such as {"key": 1}.'))
             else:
                 clashing = sorted(set(more) & set(arguments))
                 if clashing:
@@ -364,7 +366,9 @@ class HttpSection:
             label=_("Expected status"),
             required=False,
             max_length=200,
-            help_text=_("A status, or several separated by commas, such as 200, 204. Blank: any 2xx."),
+            help_text=_(
+                "A status, or several separated by commas, such as 200, 204. Blank: any 2xx."
+            ),
             initial=_status_text(given.get("expect_status")),
         )
         return fields

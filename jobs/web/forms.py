@@ -16,8 +16,8 @@ from crispy_forms.helper import FormHelper
 from crispy_forms.layout import HTML, Column, Div, Fieldset, Layout, Row
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
-from django.forms.utils import ErrorDict
 from django.core.validators import MaxValueValidator, MinValueValidator
+from django.forms.utils import ErrorDict
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
@@ -30,6 +30,7 @@ from jobs.executors.shell import shell_enabled
 from jobs.models import NAME_MAX_LENGTH, ExecutorKind, Job, JobState, RunStatus, ScheduleType
 from jobs.web import arguments
 from jobs.web.widgets import (
+    EXECUTOR_FIELDS,
     LocalDateTimeInput,
     TaskSelect,
     TimeZoneSelect,
@@ -174,7 +175,9 @@ class JobForm(forms.ModelForm):
                 self.sections[kind] = arguments.section_for(kind, "", own)
         task = registry.get_task(self.chosen_task) if self.chosen_task else None
         if task is not None:
-            own = given if stored.executor == ExecutorKind.PYTHON and task.name == stored_task else {}
+            own = (
+                given if stored.executor == ExecutorKind.PYTHON and task.name == stored_task else {}
+            )
             self.sections[ExecutorKind.PYTHON] = arguments.TaskSection(task, own)
         for section in self.sections.values():
             self.fields.update(section.fields())
@@ -200,9 +203,7 @@ class JobForm(forms.ModelForm):
                 "command",
                 HTML('{% include "jobs/_command_help.html" %}'),
                 css_class="js-executor",
-                data_executor=" ".join(
-                    (ExecutorKind.SIMULATED, ExecutorKind.COMMAND, ExecutorKind.SHELL, ExecutorKind.HTTP)
-                ),
+                data_executor=" ".join(EXECUTOR_FIELDS["command"]),
             ),
             Div(
                 "task",
@@ -220,7 +221,10 @@ class JobForm(forms.ModelForm):
             ),
             Fieldset(
                 _("Request"),
-                Row(Column(arguments.HTTP_METHOD, css_class="col-md-4"), Column(arguments.HTTP_EXPECT_STATUS)),
+                Row(
+                    Column(arguments.HTTP_METHOD, css_class="col-md-4"),
+                    Column(arguments.HTTP_EXPECT_STATUS),
+                ),
                 arguments.HTTP_HEADERS,
                 arguments.HTTP_BODY,
                 arguments.HTTP_BODY_JSON,
@@ -228,7 +232,13 @@ class JobForm(forms.ModelForm):
                 data_executor=ExecutorKind.HTTP,
             ),
             *(
-                [Div(arguments.SHELL_ENV, css_class="js-executor", data_executor=ExecutorKind.SHELL)]
+                [
+                    Div(
+                        arguments.SHELL_ENV,
+                        css_class="js-executor",
+                        data_executor=ExecutorKind.SHELL,
+                    )
+                ]
                 if ExecutorKind.SHELL in self.sections
                 else []
             ),
@@ -340,7 +350,11 @@ class JobForm(forms.ModelForm):
         elif executor and not cleaned.get("command", "").strip() and "command" not in self.errors:
             self.add_error("command", gettext("This field is required."))
         section = self.sections.get(executor) if executor else None
-        if executor == ExecutorKind.PYTHON and section is not None and section.task.name != cleaned.get("command"):
+        if (
+            executor == ExecutorKind.PYTHON
+            and section is not None
+            and section.task.name != cleaned.get("command")
+        ):
             section = None  # the fields of another task than the one posted
         if section is not None:
             reading = section.read(cleaned, fallback=self._arguments_field(executor))
@@ -358,7 +372,9 @@ class JobForm(forms.ModelForm):
         return {
             ExecutorKind.PYTHON: "task",
             ExecutorKind.HTTP: arguments.HTTP_METHOD,
-            ExecutorKind.SHELL: arguments.SHELL_ENV if arguments.SHELL_ENV in self.fields else "command",
+            ExecutorKind.SHELL: arguments.SHELL_ENV
+            if arguments.SHELL_ENV in self.fields
+            else "command",
         }.get(executor, "command")
 
     def _update_errors(self, errors: ValidationError) -> None:
@@ -381,7 +397,7 @@ class JobForm(forms.ModelForm):
 
 
 class RunNowForm(forms.Form):
-    """"Run now" with arguments: the fields of the job's executor (jobs/web/arguments.py),
+    """ "Run now" with arguments: the fields of the job's executor (jobs/web/arguments.py),
     prefilled with the job's own arguments.
 
     Values that may be secret (an http job's headers, a shell job's environment) are

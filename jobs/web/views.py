@@ -184,12 +184,13 @@ def job_restore(request: HttpRequest, job_id: uuid.UUID, change_id: int) -> Http
     """Put the job back as it was after one of its recorded changes."""
     job = get_object_or_404(Job, pk=job_id)
     version = get_object_or_404(JobChange, pk=change_id, job_id=job.pk)
-    _check_shell_permission(request, job, version.snapshot)
+    if not job.may_restore(version, request.user):
+        raise PermissionDenied(_("Only users allowed to run shell commands may do this."))
     if not version.restorable:
         messages.error(request, _("This change has no version to restore."))
         return redirect("job_detail", job_id=job.pk)
     try:
-        restored = job.restore(version)
+        restored = job.restore(version, user=request.user)
     except ValidationError as exc:
         messages.error(
             request,
@@ -231,18 +232,26 @@ def job_run(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     now" form (`with_arguments`), which the run keeps."""
     job = get_object_or_404(Job, pk=job_id)
     arguments = None
-    if request.POST.get("with_arguments"):
-        form = RunNowForm(job, request.POST, user=request.user)
-        if not form.is_valid():
+    form = RunNowForm(job, request.POST, user=request.user)
+    # Posted by the "run now" form of a job that has arguments to fill in; the one-click
+    # button (and the list's) runs with the job's own.
+    if request.POST.get("with_arguments") and form.has_arguments:
+        if form.is_valid():
+            if (
+                form.arguments != (job.arguments or {})
+                and needs_shell_permission(job)
+                and not may_use_shell(request.user)
+            ):
+                raise PermissionDenied(_("Only users allowed to run shell commands may do this."))
+            try:
+                # Checked and normalised as the job's own are (Job.clean()'s rules).
+                arguments = job.run_arguments(form.arguments)
+            except ValidationError as error:
+                for message in error.message_dict.get("arguments", error.messages):
+                    form.add_error(None, message)
+        if arguments is None:
             context = {"section": "jobs", "job": job, "run_form": form}
             return render(request, "jobs/job_run.html", context, status=400)
-        arguments = form.arguments
-        if (
-            arguments != (job.arguments or {})
-            and needs_shell_permission(job)
-            and not may_use_shell(request.user)
-        ):
-            raise PermissionDenied(_("Only users allowed to run shell commands may do this."))
     engine.run_now(job, arguments=arguments)
     messages.success(request, _("“%(name)s” will run in a moment.") % {"name": job.name})
     return redirect(_next_url(request, reverse("job_detail", args=[job.pk])))
