@@ -132,6 +132,8 @@ class JobForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.user = user
         stored = self.instance
+        # A new job has its id already (a UUID default): ask whether it is stored.
+        existing = not stored._state.adding
         self.fields["scheduled_at"].input_formats = LOCAL_INPUT_FORMATS
         self.fields["interval"].widget.attrs["min"] = 1
         self.fields["timeout_seconds"].widget.attrs["min"] = 1
@@ -141,7 +143,7 @@ class JobForm(forms.ModelForm):
 
         # What runs: the executor, and the command or the task.
         self.fields["executor"].widget = forms.Select(
-            choices=offered_executors(user, stored.executor if stored.pk else None)
+            choices=offered_executors(user, stored.executor if existing else None)
         )
         self.fields["executor"].initial = stored.executor or ExecutorKind.SIMULATED
         # Required per executor, in clean(): a python job names its task instead.
@@ -154,7 +156,7 @@ class JobForm(forms.ModelForm):
             choices=self.fields["task"].choices,
             attrs={
                 # Another task chosen: htmx fetches its fields (jobs.web.views.task_arguments).
-                "hx-get": reverse("task_arguments") + (f"?job={stored.pk}" if stored.pk else ""),
+                "hx-get": reverse("task_arguments") + (f"?job={stored.pk}" if existing else ""),
                 "hx-trigger": "change",
                 "hx-target": "#task-arguments",
                 "hx-swap": "innerHTML",

@@ -232,17 +232,17 @@ def job_run(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     now" form (`with_arguments`), which the run keeps."""
     job = get_object_or_404(Job, pk=job_id)
     arguments = None
+    with_arguments = bool(request.POST.get("with_arguments"))
+    shell_refused = needs_shell_permission(job) and not may_use_shell(request.user)
+    if with_arguments and shell_refused:
+        # A shell job's arguments, even for one run, are changed by users with
+        # jobs.use_shell only; the others run it as it is, with one click.
+        raise PermissionDenied(_("Only users allowed to run shell commands may do this."))
     form = RunNowForm(job, request.POST, user=request.user)
     # Posted by the "run now" form of a job that has arguments to fill in; the one-click
     # button (and the list's) runs with the job's own.
-    if request.POST.get("with_arguments") and form.has_arguments:
+    if with_arguments and form.has_arguments:
         if form.is_valid():
-            if (
-                form.arguments != (job.arguments or {})
-                and needs_shell_permission(job)
-                and not may_use_shell(request.user)
-            ):
-                raise PermissionDenied(_("Only users allowed to run shell commands may do this."))
             try:
                 # Checked and normalised as the job's own are (Job.clean()'s rules).
                 arguments = job.run_arguments(form.arguments)
