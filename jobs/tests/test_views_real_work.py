@@ -239,6 +239,13 @@ def test_bad_input_for_a_python_job_gets_a_message_at_its_field_and_saves_nothin
     assert not Job.objects.exists()
 
 
+def test_a_missing_argument_is_said_once_at_its_field(signed_in: Client) -> None:
+    data = python_form(task="jobs.example_tasks.daily_report", **{"arg-level": '"full"'})
+    errors = field_errors(signed_in.post("/jobs/new/", data))
+    # Not again at the task, where Job.clean()'s check of the arguments would put it.
+    assert errors == {"arg-day": ["This field is required."]}
+
+
 def test_more_keyword_arguments_of_a_task_that_takes_kwargs(signed_in: Client) -> None:
     task = "jobs.tests.sample_tasks.accepts_anything"
     data = python_form(task=task, **{"arg-first": "1", "task_more": '{"colour": "red"}'})

@@ -258,10 +258,12 @@ class TaskSection:
         their parameters (`fallback` for those of none)."""
         arguments: dict[str, Any] = {}
         errors: dict[str | None, list[str]] = {}
+        incomplete = False
         for parameter in self.task.parameters:
             name = task_field_name(parameter.name)
             if name not in cleaned:
-                continue  # invalid: its field has its message already
+                incomplete = True  # invalid: its field has its message already
+                continue
             value = cleaned[name]
             if parameter.kind == "bool":
                 if _keep(parameter.name, value, parameter.default, self.given):
@@ -282,7 +284,8 @@ class TaskSection:
                         % {"names": ", ".join(clashing)},
                     )
                 arguments.update(more)
-        if errors:
+        if errors or incomplete:
+            # Binding what is left would only repeat the messages the fields have.
             return Reading(arguments, errors)
         try:
             arguments = registry.normalize(self.task, arguments)

@@ -184,6 +184,7 @@ class JobForm(forms.ModelForm):
         for section in self.sections.values():
             self.fields.update(section.fields())
         self.task_section = self.sections.get(ExecutorKind.PYTHON)
+        self.arguments_reported = False  # set by clean()
         # For jobs/_command_help.html.
         self.shell_offered = ExecutorKind.SHELL in offered
         self.management_commands = allowed_commands()
@@ -364,6 +365,11 @@ class JobForm(forms.ModelForm):
                 for message in messages:
                     self.add_error(field, message)
             self.instance.arguments = reading.arguments
+            # Job.clean() checks the arguments again; when the fields have said what is
+            # wrong already, its messages would only repeat theirs.
+            self.arguments_reported = bool(reading.errors) or any(
+                name in self.errors for name in section.fields()
+            )
         elif executor is not None:
             # Simulated and command jobs take none; a task with no parameters neither.
             self.instance.arguments = {}
@@ -389,6 +395,8 @@ class JobForm(forms.ModelForm):
             where["command"] = "task"
         placed: dict[str, list] = {}
         for field, messages in errors.error_dict.items() if hasattr(errors, "error_dict") else ():
+            if field == "arguments" and self.arguments_reported:
+                continue
             target = where.get(field, field)
             if target not in self.fields:
                 target = NON_FIELD_ERRORS
