@@ -5,16 +5,20 @@ Start workers with `python manage.py run_huey` on any number of machines.
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
-from huey import crontab
+from huey import RedisHuey, crontab
 from huey.contrib.djhuey import db_periodic_task, db_task, on_shutdown
 
 from jobs import alerts, conf
 from jobs.runtime import worker
 from jobs.runtime.pool import HueyHandoff
 from jobs.runtime.scheduler import Scheduler
+from scheduler_site.huey_serializer import JSONSerializer
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +39,32 @@ def send_runs(run_keys: list[str]) -> int:
     return len(run_keys)
 
 
+@functools.cache
+def _shell_queue_task(queue: str) -> Any:
+    """`execute_runs` on the Huey queue of the shell workers (JOBS_SHELL_HUEY_QUEUE):
+    the same task name, so that a `run_huey` started with HUEY_QUEUE=<queue> runs it."""
+    shell_huey = RedisHuey(
+        name=queue, url=settings.REDIS_URL, results=False, utc=True, serializer=JSONSerializer()
+    )
+    return shell_huey.task(name="jobs.execute_runs")(execute_runs.func)
+
+
+def shell_sender() -> Callable[[list[str]], int] | None:
+    """Where shell runs go when JOBS_SHELL_HUEY_QUEUE names a queue of their own (the
+    workers of another OS user, docs/deployment.md); None: with the others."""
+    queue = getattr(settings, "JOBS_SHELL_HUEY_QUEUE", "")
+    if not queue or not conf.uses_huey():
+        return None
+    task = _shell_queue_task(queue)
+
+    def send(run_keys: list[str]) -> int:
+        for start in range(0, len(run_keys), RUNS_PER_MESSAGE):
+            task(run_keys[start : start + RUNS_PER_MESSAGE])
+        return len(run_keys)
+
+    return send
+
+
 @on_shutdown()
 def deliver_queued_alerts() -> None:
     """A worker stopping flushes the failure alerts it queued (bounded by the grace)."""
@@ -50,7 +80,7 @@ def scheduler_pass() -> None:
     """
     if not settings.JOBS_HUEY_PERIODIC_PASS:
         return
-    stats = Scheduler(handoff=HueyHandoff(send_runs)).run_pass()
+    stats = Scheduler(handoff=HueyHandoff(send_runs, send_shell=shell_sender())).run_pass()
     logger.info(
         "periodic pass: claimed %d, handed out %d, reaped %d",
         stats.claimed,

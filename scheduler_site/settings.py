@@ -318,6 +318,9 @@ JOBS_MANAGEMENT_COMMANDS = env_list(
 )
 # Shell jobs run any command as the scheduler's OS user: off unless switched on.
 JOBS_SHELL_ENABLED = env_bool("JOBS_SHELL_ENABLED", False)
+# With Huey: the queue shell runs are sent to, for workers of their own under another OS
+# user (docs/deployment.md); empty: with every other run.
+JOBS_SHELL_HUEY_QUEUE = env_str("JOBS_SHELL_HUEY_QUEUE", "")
 # The timeout of a shell job that sets none of its own.
 JOBS_SHELL_DEFAULT_TIMEOUT = env_int(
     "JOBS_SHELL_DEFAULT_TIMEOUT", 3600, minimum=1, maximum=7 * 86400

@@ -29,6 +29,7 @@ QUEUE_HIGH_WATER = 4096
 FEED_ROOM = QUEUE_HIGH_WATER // 2
 
 _STOP = object()
+_SHELL = "shell"  # jobs.models.ExecutorKind.SHELL
 
 
 class WorkerPool:
@@ -198,8 +199,14 @@ class HueyHandoff:
 
     dispatched = True  # claimed runs are stamped as handed out
 
-    def __init__(self, send: Callable[[list[str]], int]) -> None:
+    def __init__(
+        self,
+        send: Callable[[list[str]], int],
+        send_shell: Callable[[list[str]], int] | None = None,
+    ) -> None:
         self.send = send
+        # Shell runs go to workers of their own when set (JOBS_SHELL_HUEY_QUEUE).
+        self.send_shell = send_shell
 
     def start(self) -> None:
         pass
@@ -210,6 +217,11 @@ class HueyHandoff:
         if not tickets:
             return 0
         try:
+            if self.send_shell is not None:
+                shell = [t.run_key for t in tickets if t.executor == _SHELL]
+                if shell:
+                    others = [t.run_key for t in tickets if t.executor != _SHELL]
+                    return self.send_shell(shell) + (self.send(others) if others else 0)
             return self.send([t.run_key for t in tickets])
         except Exception:
             logger.exception(

@@ -31,7 +31,7 @@ from jobs.sql.bench import bench_support
 
 __all__ = ["Command", "format_report", "throwaway_database"]
 
-SCENARIOS = ("burst", "steady", "scale", "pages")
+SCENARIOS = ("burst", "steady", "scale", "pages", "executors")
 
 
 def _sizes(text: str) -> list[int]:
@@ -94,6 +94,20 @@ class Command(BaseCommand):
             default=None,
             help="SQLite file to build once and keep, instead of a throwaway database",
         )
+        group = parser.add_argument_group("executors")
+        group.add_argument(
+            "--executor-runs",
+            type=int,
+            default=2000,
+            help="runs per kind of job (simulated, python) (2,000)",
+        )
+        group.add_argument("--shell-runs", type=int, default=500, help="shell `true` runs (500)")
+        group.add_argument(
+            "--chatty", type=int, default=100, help="chatty runs at once, for the live log (100)"
+        )
+        group.add_argument(
+            "--chatty-seconds", type=float, default=5.0, help="how long each prints (5)"
+        )
         parser.add_argument(
             "--py-spy",
             type=Path,
@@ -151,6 +165,10 @@ class Command(BaseCommand):
         check("runs", [options["runs"]], 0, 10_000_000)
         check("days", [options["days"]], 0.01, 3650)
         check("repeat", [options["repeat"]], 1, 1000)
+        check("executor-runs", [options["executor_runs"]], 1, 1_000_000)
+        check("shell-runs", [options["shell_runs"]], 1, 100_000)
+        check("chatty", [options["chatty"]], 1, 256)
+        check("chatty-seconds", [options["chatty_seconds"]], 0.5, 3600)
         if options["db_file"] and not _support().can_keep_database_file():
             raise CommandError("--db-file is for SQLite")
         workers = options["workers"]
@@ -179,6 +197,17 @@ class Command(BaseCommand):
                 plan.append(
                     {"scenario": "scale", "jobs": options["scale_jobs"], "workers": workers}
                 )
+            elif scenario == "executors":
+                plan.append(
+                    {
+                        "scenario": "executors",
+                        "runs": options["executor_runs"],
+                        "shell_runs": options["shell_runs"],
+                        "chatty": options["chatty"],
+                        "chatty_seconds": options["chatty_seconds"],
+                        "workers": workers,
+                    }
+                )
             else:
                 plan.append(
                     {
@@ -195,7 +224,7 @@ class Command(BaseCommand):
     # --- the child: one scenario in this process ------------------------------------
 
     def _child(self, spec: dict[str, Any]) -> None:
-        from jobs.bench import burst, machine, pages, scale, steady
+        from jobs.bench import burst, executors, machine, pages, scale, steady
         from jobs.bench.progress import Progress
 
         call_command("migrate", verbosity=0)
@@ -216,6 +245,15 @@ class Command(BaseCommand):
             )
         elif scenario == "scale":
             result = scale.run(spec["jobs"], spec["workers"], progress)
+        elif scenario == "executors":
+            result = executors.run(
+                spec["runs"],
+                spec["workers"],
+                progress,
+                shell_runs=spec["shell_runs"],
+                chatty=spec["chatty"],
+                chatty_seconds=spec["chatty_seconds"],
+            )
         elif scenario == "pages":
             result = pages.run(
                 spec["jobs"],
@@ -292,6 +330,8 @@ def _describe(spec: dict[str, Any]) -> str:
         return f"steady, {spec['rate']:,} runs/s for {spec['seconds']:g} s"
     if scenario == "scale":
         return f"scale, {spec['jobs']:,} jobs"
+    if scenario == "executors":
+        return f"executors, {spec['runs']:,} runs per kind, {spec['chatty']} chatty runs"
     return f"pages, {spec['jobs']:,} jobs and {spec['runs']:,} runs"
 
 

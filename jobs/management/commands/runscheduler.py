@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from jobs import alerts, conf, metrics
 from jobs.runtime.pool import HueyHandoff
 from jobs.runtime.scheduler import DEFAULT_TICK, DEFAULT_WORKERS, Scheduler
-from jobs.tasks import send_runs
+from jobs.tasks import send_runs, shell_sender
 
 MAX_WORKERS = 256
 
@@ -101,7 +101,7 @@ class Command(BaseCommand):
             )
             return
         # With Huey, runs are handed to `run_huey` workers instead of this process's threads.
-        handoff = HueyHandoff(send_runs) if conf.uses_huey() else None
+        handoff = HueyHandoff(send_runs, send_shell=shell_sender()) if conf.uses_huey() else None
         scheduler = Scheduler(workers=options["workers"], tick=options["tick"], handoff=handoff)
 
         def stop(signum: int, frame: object) -> None:
