@@ -130,7 +130,11 @@ class ArgumentsError(ValueError):
 # --- registering -------------------------------------------------------------------------
 
 _tasks: dict[str, RegisteredTask] = {}
+# Guards _tasks, held only for a dict operation. Discovery has a lock of its own, held
+# while it imports: a thread importing a task module (holding that module's import lock)
+# then registers without waiting for discovery, which may be waiting for that module.
 _lock = threading.RLock()
+_discovery_lock = threading.RLock()
 _discovered = False
 _discovery_problems: list[str] = []
 
@@ -216,10 +220,11 @@ def discover(*, force: bool = False) -> None:
     discovery_problems()): a broken task module must not stop the scheduler; the jobs
     that name its tasks fail their runs saying the task is not registered."""
     global _discovered
-    with _lock:
+    if _discovered and not force:
+        return
+    with _discovery_lock:
         if _discovered and not force:
             return
-        _discovered = True
         _discovery_problems.clear()
         for module_name in task_modules():
             try:
@@ -229,6 +234,7 @@ def discover(*, force: bool = False) -> None:
                 _discovery_problems.append(f"{module_name}: {type(error).__name__}: {error}")
                 continue
             _register_django_tasks(module)
+        _discovered = True
 
 
 def discovery_problems() -> list[str]:
@@ -245,7 +251,9 @@ def _register_django_tasks(module: types.ModuleType) -> None:
         function = _function_of(value)
         if getattr(function, "__module__", None) != module.__name__:
             continue
-        if any(_function_of(t.target) is function for t in _tasks.values()):
+        with _lock:
+            known = any(_function_of(t.target) is function for t in _tasks.values())
+        if known:
             continue  # registered with @register already, maybe under another name
         if getattr(value, "takes_context", False):
             # Its first argument is a TaskContext that only a task backend makes.

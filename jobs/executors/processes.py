@@ -8,11 +8,13 @@ run's RunOutput; stdin is closed.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import selectors
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
@@ -28,6 +30,31 @@ POLL_SECONDS = 0.1
 # before the rest of its group is stopped.
 LINGER_SECONDS = 0.5
 _READ_SIZE = 65536
+
+
+# The children running now, by process group: stopped when this process exits (a Huey
+# worker ending past its shutdown timeout), since they are in sessions of their own and
+# would outlive it. A process killed with SIGKILL leaves them: its runs are reaped, and
+# their groups must be stopped by the service manager (docs/deployment.md).
+_running: dict[int, subprocess.Popen] = {}
+_running_lock = threading.Lock()
+
+
+def _stop_all_at_exit() -> None:
+    with _running_lock:
+        children = list(_running.values())
+    for child in children:
+        _signal_group(child.pid, signal.SIGTERM)
+    ends = time.monotonic() + min(kill_grace(), 2.0)
+    while time.monotonic() < ends and any(group_alive(c.pid) for c in children):
+        for child in children:
+            child.poll()
+        time.sleep(0.05)
+    for child in children:
+        _signal_group(child.pid, signal.SIGKILL)
+
+
+atexit.register(_stop_all_at_exit)
 
 
 def kill_grace() -> float:
@@ -64,6 +91,23 @@ def run_child(
         start_new_session=True,  # its own session and process group
         close_fds=True,
     )
+    with _running_lock:
+        _running[child.pid] = child
+    try:
+        return _follow(child, output=output, context=context, deadline=deadline)
+    finally:
+        with _running_lock:
+            _running.pop(child.pid, None)
+
+
+def _follow(
+    child: subprocess.Popen,
+    *,
+    output: RunOutput,
+    context: ExecutionContext,
+    deadline: float | None,
+) -> Finished:
+    """Read the child's output until it ends or must stop; stop its group."""
     stopped = ""
     exited_at: float | None = None
     assert child.stdout is not None

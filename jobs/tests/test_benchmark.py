@@ -20,6 +20,7 @@ TINY = [
     "--rate", "20", "--seconds", "1", "--warmup", "0.5",
     "--scale-jobs", "100",
     "--pages-jobs", "20", "--runs", "200", "--repeat", "1",
+    "--executor-runs", "10", "--shell-runs", "3", "--chatty", "3", "--chatty-seconds", "1.5",
 ]  # fmt: skip
 
 MACHINE_FIELDS = {
@@ -37,6 +38,21 @@ MACHINE_FIELDS = {
 }
 COMMON_FIELDS = {"scenario", "load_average_before", "load_average_after", "total_s"}
 FIELDS = {
+    "executors": {
+        "workers",
+        "chatty_runs",
+        "run_seconds",
+        "wall_s",
+        "live_log_interval_s",
+        "live_log_statements",
+        "live_log_rows",
+        "rows_per_statement",
+        "statements_per_s",
+        "rows_per_s",
+        "ms_per_statement",
+        "mb_per_s",
+        "per_run",
+    },
     "burst": {
         "jobs",
         "workers",
@@ -135,7 +151,7 @@ def test_every_scenario_runs_on_a_tiny_size_and_reports_every_field(capfd):
     assert report["machine"]["cpu_count"] >= 1
     assert report["machine"]["database"] == connection.vendor
     results = {result["scenario"]: result for result in report["results"]}
-    assert list(results) == ["burst", "steady", "scale", "pages"]
+    assert list(results) == ["burst", "steady", "scale", "pages", "executors"]
     for scenario, fields in FIELDS.items():
         assert set(results[scenario]) == fields | COMMON_FIELDS, scenario
 
@@ -155,6 +171,16 @@ def test_every_scenario_runs_on_a_tiny_size_and_reports_every_field(capfd):
     assert pages["runs"] == 200
     assert {"page", "median_ms", "p90_ms", "cpu_ms", "queries"} <= set(pages["pages"][0])
     assert all(row["queries"] > 0 for row in pages["pages"])
+    executors = results["executors"]
+    assert [
+        (row["kind"].split()[0], row["runs"], row["succeeded"]) for row in executors["per_run"]
+    ] == [
+        ("simulated", 10, 10),
+        ("python", 10, 10),
+        ("shell", 3, 3),
+    ]
+    assert executors["live_log_statements"] >= 1
+    assert executors["rows_per_statement"] >= 1
     # The progress went to stderr, the figures alone to stdout.
     assert "burst: creating 40 jobs" in capfd.readouterr().err
 
