@@ -181,8 +181,12 @@ class JobForm(forms.ModelForm):
                 given if stored.executor == ExecutorKind.PYTHON and task.name == stored_task else {}
             )
             self.sections[ExecutorKind.PYTHON] = arguments.TaskSection(task, own)
-        for section in self.sections.values():
-            self.fields.update(section.fields())
+        # The names of each section's fields, by executor.
+        self.section_fields: dict[str, list[str]] = {}
+        for kind, section in self.sections.items():
+            built = section.fields()
+            self.fields.update(built)
+            self.section_fields[kind] = list(built)
         self.task_section = self.sections.get(ExecutorKind.PYTHON)
         self.arguments_reported = False  # set by clean()
         # For jobs/_command_help.html.
@@ -301,9 +305,7 @@ class JobForm(forms.ModelForm):
     @property
     def task_argument_fields(self) -> list[forms.BoundField]:
         """The chosen task's fields, for jobs/_task_arguments.html."""
-        if self.task_section is None:
-            return []
-        return [self[name] for name in self.task_section.fields()]
+        return [self[name] for name in self.section_fields.get(ExecutorKind.PYTHON, [])]
 
     @property
     def chosen_registered_task(self) -> registry.RegisteredTask | None:
@@ -336,19 +338,16 @@ class JobForm(forms.ModelForm):
         executor = cleaned.get("executor")
         # The fields of the executors not chosen are not read: no messages about them
         # (without JavaScript they were shown, and may hold anything).
-        for kind, section in self.sections.items():
+        for kind, names in self.section_fields.items():
             if kind != executor:
-                for name in section.fields():
+                for name in names:
                     self.errors.pop(name, None)
         if executor == ExecutorKind.PYTHON:
+            # A task that is not registered (the job's own, since gone) is refused by
+            # Job.clean(), whose message the form shows at the task.
             task = cleaned.get("task") or ""
-            if not task:
+            if not task and "task" not in self.errors:
                 self.add_error("task", gettext("Choose the task this job runs."))
-            elif registry.get_task(task) is None:
-                self.add_error(
-                    "task",
-                    gettext("“%(name)s” is not a registered task.") % {"name": task[:200]},
-                )
             cleaned["command"] = task
         elif executor and not cleaned.get("command", "").strip() and "command" not in self.errors:
             self.add_error("command", gettext("This field is required."))
@@ -368,7 +367,7 @@ class JobForm(forms.ModelForm):
             # Job.clean() checks the arguments again; when the fields have said what is
             # wrong already, its messages would only repeat theirs.
             self.arguments_reported = bool(reading.errors) or any(
-                name in self.errors for name in section.fields()
+                name in self.errors for name in self.section_fields[executor]
             )
         elif executor is not None:
             # Simulated and command jobs take none; a task with no parameters neither.
