@@ -9,7 +9,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from jobs.access import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS, USE_SHELL
@@ -17,6 +19,7 @@ from jobs.executors.output import RunOutput
 from jobs.models import ChangeAction, Job, JobChange, JobHistory, RunStatus
 from jobs.tests.factories import make_job, make_run, make_user
 from jobs.tests.forms import dashboard_form
+from jobs.tests.test_views_queries import EVERY_PAGE
 from jobs.tests.ui_support import PASSWORD
 
 pytest_plugins = ["jobs.tests.ui_support"]
@@ -714,3 +717,16 @@ def test_the_run_page_of_a_simulated_run_shows_no_arguments(signed_in: Client) -
     run = make_run(status=RunStatus.SUCCESS, at=datetime(2026, 3, 1, tzinfo=UTC))
     page = signed_in.get(f"/runs/{run.pk}/").text
     assert 'id="run-arguments"' not in page and 'id="run-work"' not in page
+
+
+def test_the_run_page_and_its_live_part_cost_a_fixed_number_of_queries(
+    signed_in: Client,
+) -> None:
+    run = make_run(status=RunStatus.RUNNING, finished_at=None, log="x\n" * 1000)
+    url = f"/runs/{run.pk}/"
+    with CaptureQueriesContext(connection) as page:
+        assert signed_in.get(url).status_code == 200
+    with CaptureQueriesContext(connection) as live:
+        assert signed_in.get(url, headers={"HX-Request": "true"}).status_code == 200
+    # The run with its job; the page adds its alerts.
+    assert (len(page), len(live)) == (EVERY_PAGE + 2, EVERY_PAGE + 1)
