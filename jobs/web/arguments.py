@@ -33,6 +33,7 @@ from jobs.executors import http as http_executor
 from jobs.executors import shell as shell_executor
 from jobs.models import ExecutorKind
 from jobs.registry import REQUIRED, RegisteredTask, TaskParameter
+from jobs.web.widgets import LOCAL_INPUT_FORMATS
 
 # Form field names: a task's parameter "day" is the field "arg-day".
 TASK_PREFIX = "arg-"
@@ -50,8 +51,6 @@ TEXT_MAX_CHARS = 5000
 JSON_MAX_CHARS = 20000
 HTTP_BODY_MAX_CHARS = 65536
 LINES_MAX_CHARS = 10000
-# What a datetime-local input sends (with or without seconds).
-LOCAL_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S"]
 
 
 class Reading(NamedTuple):
@@ -194,7 +193,8 @@ def parameter_field(parameter: TaskParameter, given: Mapping[str, Any]) -> forms
         empty = (
             _("Choose…")
             if parameter.required
-            else _("Default (%(default)s)") % {"default": _choice_label(parameter.default)}
+            else _("Default (%(default)s)")
+            % {"default": _choice_label(registry.json_value(parameter.default))}
         )
         choices = [("", empty)] + [
             (_choice_key(value), _choice_label(value)) for value in parameter.choices

@@ -31,6 +31,7 @@ from jobs.models import NAME_MAX_LENGTH, ExecutorKind, Job, JobState, RunStatus,
 from jobs.web import arguments
 from jobs.web.widgets import (
     EXECUTOR_FIELDS,
+    LOCAL_INPUT_FORMATS,
     LocalDateTimeInput,
     TaskSelect,
     TimeZoneSelect,
@@ -40,8 +41,6 @@ from jobs.web.widgets import (
 
 EARLIEST_DAY = date(1970, 1, 1)
 LATEST_DAY = date(9000, 1, 1)
-# What a browser's datetime-local input sends (with or without seconds).
-LOCAL_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S"]
 
 
 # A submit button of the job form without JavaScript: show the fields of the task chosen

@@ -61,6 +61,10 @@ def mark_schedule_switch(fields: dict[str, forms.Field]) -> None:
             fields[name].widget.attrs["data-schedule-types"] = " ".join(types)
 
 
+# What a browser's datetime-local input sends (with or without seconds).
+LOCAL_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S"]
+
+
 class LocalDateTimeInput(forms.DateTimeInput):
     """<input type="datetime-local">; the value is shown and read in the user's zone
     (forms.DateTimeField converts with the active time zone both ways)."""
