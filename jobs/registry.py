@@ -108,6 +108,10 @@ class RegisteredTask(NamedTuple):
         """Run the task with arguments from bind_arguments()."""
         if is_django_task(self.target):
             return self.target.call(*bound.args, **bound.kwargs)
+        if inspect.iscoroutinefunction(self.target):
+            from asgiref.sync import async_to_sync
+
+            return async_to_sync(self.target)(*bound.args, **bound.kwargs)
         return self.target(*bound.args, **bound.kwargs)
 
     @property

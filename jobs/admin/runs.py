@@ -3,6 +3,7 @@ and cancel. The history only grows, so nothing here costs in proportion to it.""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -27,8 +28,15 @@ from jobs.admin.common import (
     run_status_badge,
     time_column,
 )
-from jobs.masking import ATTEMPT_DETAIL_FIELDS, masked_target, may_see_secrets
+from jobs.masking import (
+    ATTEMPT_DETAIL_FIELDS,
+    masked_target,
+    may_see_secrets,
+    shown_arguments,
+    shown_log,
+)
 from jobs.models import Job, JobHistory, NotificationAttempt
+from jobs.models.changes import current_actor
 
 # Retrying is a few queries per run; a select-all over the history must not run for minutes.
 MAX_RUNS_PER_RETRY = 1000
@@ -143,6 +151,7 @@ class JobHistoryAdmin(RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
         "worker",
         "cancelled_by",
         "created",
+        "arguments_display",
         "log_display",
     )
 
@@ -211,12 +220,22 @@ class JobHistoryAdmin(RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
     def duration_display(self, run: JobHistory) -> str | None:
         return format_duration(run.duration)
 
+    @admin.display(description=_("arguments"))
+    def arguments_display(self, run: JobHistory) -> str | None:
+        if run.arguments is None:
+            return None
+        # The viewer is the admin's user (ActorMiddleware): secrets masked for users who
+        # may not change jobs (jobs.masking).
+        shown = shown_arguments(current_actor().user, run.arguments)
+        return json.dumps(shown, ensure_ascii=False)
+
     @admin.display(description=_("log"))
     def log_display(self, run: JobHistory) -> SafeString | None:
         if not run.log:
             return None
+        log = shown_log(current_actor().user, run.log, run.arguments)
         # <pre> keeps the executor's line breaks and alignment; format_html escapes it.
-        return format_html('<pre class="jobs-run-log">{}</pre>', run.log)
+        return format_html('<pre class="jobs-run-log">{}</pre>', log)
 
     # --- actions ---
 

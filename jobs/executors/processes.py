@@ -116,7 +116,10 @@ def _follow(
     with selectors.DefaultSelector() as selector:
         selector.register(stream, selectors.EVENT_READ)
         open_pipe = True
-        while open_pipe:
+        # Until the child has exited and its output has ended (or must stop). The end
+        # of the output alone is not the end: a child may close its stdout and go on,
+        # and it closes it a moment before it is gone.
+        while True:
             if context.stop.is_set():
                 stopped = context.reason or "shutdown"
                 break
@@ -126,11 +129,17 @@ def _follow(
                 break
             if exited_at is None and child.poll() is not None:
                 exited_at = now
-            if exited_at is not None and now - exited_at > LINGER_SECONDS:
-                break  # what it left running holds the pipe: stopped below
-            wait = POLL_SECONDS if deadline is None else min(POLL_SECONDS, deadline - now)
-            for _key, _events in selector.select(max(wait, 0.0)):
-                open_pipe = _read_available(stream, output)
+            if exited_at is not None and (not open_pipe or now - exited_at > LINGER_SECONDS):
+                break  # done; what it left running (holding the pipe) is stopped below
+            wait = max(POLL_SECONDS if deadline is None else min(POLL_SECONDS, deadline - now), 0)
+            if open_pipe:
+                for _key, _events in selector.select(wait):
+                    open_pipe = _read_available(stream, output)
+                if not open_pipe:
+                    selector.unregister(stream)
+            else:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    child.wait(timeout=wait)
     if stopped:
         output.line(f"[stopping process group {child.pid}: {_why(stopped)}]")
     stop_group(child, output)

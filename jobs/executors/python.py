@@ -59,6 +59,10 @@ class PythonExecutor:
             output.line("the task raised an exception:")
             output.write(traceback.format_exc())
             return Outcome(succeeded=False, log=output.text())
+        except SystemExit as exit_:
+            # sys.exit() in a task ends the task, not the worker thread running it.
+            output.line(f"the task called sys.exit({exit_.code!r}).")
+            return Outcome(succeeded=exit_.code in (None, 0), log=output.text())
         if context.stop.is_set():
             output.line(f"the task returned after it was asked to stop ({context.stop_words()}).")
             return Outcome(succeeded=False, log=output.text())

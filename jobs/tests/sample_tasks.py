@@ -123,6 +123,20 @@ def accepts_anything(first: int, **more: Any) -> dict[str, Any]:
     return {"first": first, **more}
 
 
+@register
+def exits(code: int = 3) -> None:
+    sys.exit(code)
+
+
+@register
+async def awaits(value: int) -> int:
+    """An async function: awaited in the worker thread."""
+    import asyncio
+
+    await asyncio.sleep(0)
+    return value + 1
+
+
 def not_registered() -> None:
     """Importable, but not a task: a job may not name it."""
 

@@ -148,6 +148,17 @@ def test_two_runs_at_once_keep_their_own_prints_and_log_records():
     assert logs["b"].count("BBB print") == 30 and "AAA" not in logs["b"]
 
 
+def test_sys_exit_in_a_task_fails_its_run_and_an_async_task_is_awaited():
+    exits = python_job("jobs.tests.sample_tasks.exits", {"code": 3}, name="exits")
+    awaits = python_job("jobs.tests.sample_tasks.awaits", {"value": 41}, name="awaits")
+    due_now(exits, awaits)
+    run_all(workers=1)  # the thread that ran sys.exit() goes on to the next run
+    assert only_run(exits).status == RunStatus.FAILED
+    assert "the task called sys.exit(3)." in only_run(exits).log
+    assert only_run(awaits).status == RunStatus.SUCCESS
+    assert only_run(awaits).log.rstrip().endswith("returned: 42")
+
+
 def test_a_task_sees_that_it_should_stop():
     context = ExecutionContext()
     timer = threading.Timer(0.2, context.request_stop, args=("cancelled",))
@@ -277,6 +288,23 @@ def test_a_shell_run_works_in_a_directory_of_its_own_and_fails_on_a_non_zero_exi
     assert "job-run-" in lines[1] and lines[2].strip() == "0"
     assert not os.path.exists(lines[1])  # removed after the run
     assert lines[-1] == "exit status 7"
+
+
+def test_a_shell_child_that_closes_its_output_is_still_waited_for(settings):
+    """The end of the output is not the end of the run: the exit status decides, and
+    nothing is stopped that would have ended by itself."""
+    settings.JOBS_SHELL_ENABLED = True
+    outcome = ShellExecutor().execute(
+        ticket(
+            command="sh -c 'echo before; exec >/dev/null 2>&1; sleep 0.5; exit 0'",
+            executor="shell",
+            arguments={},
+        ),
+        ExecutionContext(),
+    )
+    assert outcome.succeeded, outcome.log
+    assert "stopping process group" not in outcome.log
+    assert outcome.log.endswith("before\nexit status 0\n")
 
 
 def test_shell_switched_off_after_saving_fails_the_runs_saying_why(settings):

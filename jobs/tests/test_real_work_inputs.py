@@ -404,3 +404,20 @@ def test_the_admins_run_now_keeps_the_jobs_own_arguments():
     )
     assert response.status_code == 302
     assert JobHistory.objects.get().arguments == {"key": "own"}
+
+
+def test_the_admins_run_page_masks_secret_env_values_for_users_who_may_not_change_jobs(shell_on):
+    job = make_job(executor="shell", command="env", arguments={"env": {"API_KEY": "k-98765"}})
+    run = JobHistory.objects.create(
+        job=job,
+        scheduled_for=job.created_at,
+        not_before=job.created_at,
+        arguments=job.arguments,
+        log="API_KEY=k-98765\n",
+    )
+    url = reverse("admin:jobs_jobhistory_change", args=[run.pk])
+    viewer = make_user("staff viewer", JOB_VIEWERS, staff=True)
+    page = admin_client_of(viewer).get(url).content.decode()
+    assert "k-98765" not in page and "API_KEY=…" in page
+    root = make_user("root", superuser=True)
+    assert "k-98765" in admin_client_of(root).get(url).content.decode()
