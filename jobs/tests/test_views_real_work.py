@@ -627,6 +627,12 @@ def test_the_list_and_the_job_page_say_what_a_job_runs(signed_in: Client) -> Non
     assert '<code class="text-break">backup --all</code>' in page
 
 
+def test_a_python_jobs_words_follow_its_tasks_signature_whatever_the_databases_order() -> None:
+    # As PostgreSQL's jsonb gives the object back: shortest keys first.
+    job = Job(executor="python", command=TYPED, arguments={"day": "2026-12-01", "count": 4})
+    assert job.execution_text == "Python task samples.typed(count=4, day='2026-12-01')"
+
+
 def test_a_job_that_cannot_run_is_flagged_on_its_page(signed_in: Client, settings) -> None:
     gone = make_job(executor="python", command="billing.tasks.gone")
     page = signed_in.get(f"/jobs/{gone.pk}/").text
