@@ -150,6 +150,18 @@ def _listing(runs: int, total_runs: int) -> list[Page]:
         listing.append(
             ("admin run page", reverse("admin:jobs_jobhistory_change", args=[newest.pk]), {})
         )
+    # The job form, a task's fields as htmx swaps them in, a run's page and its live part.
+    listing += [
+        ("job form", reverse("job_create"), {}),
+        (
+            "job form: a task's fields (htmx)",
+            f"{reverse('task_arguments')}?task=jobs.example_tasks.daily_report",
+            htmx,
+        ),
+    ]
+    if newest:
+        run_page = reverse("run_detail", args=[newest.pk])
+        listing += [("run page", run_page, {}), ("run page (htmx)", run_page, htmx)]
     return listing
 
 

@@ -577,9 +577,14 @@ class Job(models.Model):
         """What the job runs, in words: "Python task billing.send(day='today')",
         "Shell: backup.sh --full"."""
         if self.executor == ExecutorKind.PYTHON:
+            given = self.arguments if isinstance(self.arguments, dict) else {}
+            # In the order of the task's signature: PostgreSQL's jsonb keeps the keys of
+            # an object in an order of its own (shortest first).
+            task = registry.get_task(self.command)
+            order = {p.name: index for index, p in enumerate(task.parameters)} if task else {}
+            names = sorted(given, key=lambda name: order.get(name, len(order)))
             arguments = ", ".join(
-                f"{name}={registry.short_repr(value, 40)}"
-                for name, value in (self.arguments or {}).items()
+                f"{name}={registry.short_repr(given[name], 40)}" for name in names
             )
             return _("Python task %(call)s") % {"call": f"{self.command}({arguments})"}
         if self.executor == ExecutorKind.COMMAND:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -14,7 +15,7 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from jobs import upcoming
+from jobs import masking, upcoming
 from jobs.masking import masked, may_see_secrets, shown_target
 from jobs.models import JobState, RunStatus
 
@@ -221,3 +222,25 @@ def attempt_outcome(context: template.Context, attempt: Any) -> str:
     if attempt.response_code:
         outcome = f"{outcome} ({attempt.response_code})"
     return f"{outcome}: {attempt.error}" if attempt.error else outcome
+
+
+# Pretty-printed arguments are cut here: a page shows them, the API has them whole.
+ARGUMENTS_SHOWN_MAX_CHARS = 5000
+
+
+@register.simple_tag(takes_context=True)
+def shown_arguments(context: template.Context, arguments: Any) -> str:
+    """{% shown_arguments job.arguments %}: JSON, indented, secret header and environment
+    values masked for users who may not see them (jobs.masking)."""
+    value = masking.shown_arguments(_user(context), arguments)
+    text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+    if len(text) > ARGUMENTS_SHOWN_MAX_CHARS:
+        text = text[: ARGUMENTS_SHOWN_MAX_CHARS - 1] + "…"
+    return text
+
+
+@register.simple_tag(takes_context=True)
+def shown_log(context: template.Context, run: Any) -> str:
+    """A run's log, with the secret values of its arguments masked for users who may not
+    see them (a script may print its $TOKEN)."""
+    return masking.shown_log(_user(context), run.log, run.arguments)

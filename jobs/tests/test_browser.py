@@ -416,6 +416,125 @@ def test_the_screens_fit_a_375_pixel_phone(browser, live_server, user) -> None: 
         tab.close()
 
 
+# --- jobs that do real work ----------------------------------------------------------------
+
+
+def test_choosing_a_python_task_builds_the_form_of_its_signature(visit: Visit) -> None:
+    page = visit.page
+    visit.log_in()
+    page.goto("/jobs/new/")
+    # Only the chosen executor's fields show: the simulated job's command, not a task.
+    expect(page.get_by_label("Command")).to_be_visible()
+    expect(page.get_by_label("Task")).to_be_hidden()
+    page.get_by_label("Name").fill("Typed report")
+    page.get_by_label("Executor").select_option("python")
+    expect(page.get_by_label("Command")).to_be_hidden()
+    expect(page.get_by_label("Shortest simulated run (seconds)")).to_be_hidden()
+    page.get_by_label("Task").select_option("samples.typed")
+    # htmx swaps in one field per parameter, typed from its annotation.
+    count = page.locator("#id_arg-count")
+    expect(count).to_be_visible()
+    expect(count).to_have_attribute("type", "number")
+    expect(page.locator("#id_arg-flag")).to_have_attribute("type", "checkbox")
+    expect(page.locator("#id_arg-day")).to_have_attribute("type", "date")
+    expect(page.locator("#id_arg-at")).to_have_attribute("type", "datetime-local")
+    expect(page.locator("#task-signature")).to_contain_text("typed(count: int")
+    expect(page.locator("#id_arg-ratio")).to_have_attribute("placeholder", "0.5")
+    # A message at the field, then a job saved.
+    count.fill("")
+    page.get_by_label("Every").fill("1")
+    page.get_by_label("Unit").select_option("hour")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#id_arg-count ~ .invalid-feedback")).to_contain_text("required")
+    assert not Job.objects.exists()
+    # After the error only the python fields show still.
+    expect(page.get_by_label("Command")).to_be_hidden()
+    page.locator("#id_arg-count").fill("4")
+    page.locator("#id_arg-colour").select_option(label="green")
+    page.locator("#id_arg-day").fill("2026-12-01")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#job-name")).to_have_text("Typed report")
+    expect(page.locator("#job-work")).to_contain_text(
+        "Python task samples.typed(count=4, day='2026-12-01', colour='green')"
+    )
+    job = Job.objects.get()
+    assert job.arguments == {"count": 4, "day": "2026-12-01", "colour": "green"}
+    # Another task chosen in the edit form swaps the fields again.
+    page.get_by_role("link", name="Edit").click()
+    expect(page.locator("#id_arg-count")).to_have_value("4")
+    page.get_by_label("Task").select_option("jobs.tests.sample_tasks.record")
+    expect(page.locator("#id_arg-key")).to_be_visible()
+    expect(page.locator("#id_arg-count")).to_have_count(0)
+
+
+def test_the_run_page_follows_a_python_run_and_stops_polling_when_it_ends(  # type: ignore[no-untyped-def]
+    visit: Visit, scheduler, settings
+) -> None:
+    settings.JOBS_LIVE_LOG_SECONDS = 0.2
+    job = make_job(
+        name="Count slowly",
+        executor="python",
+        command="jobs.example_tasks.count_slowly",
+        arguments={"to": 4},
+        is_active=False,
+    )
+    page = visit.page
+    visit.log_in()
+    page.goto(f"/jobs/{job.pk}/")
+    page.get_by_text("Run now").click()
+    page.get_by_role("button", name="Run with these arguments").click()
+    expect(page.get_by_role("alert")).to_contain_text("will run in a moment")
+    run = JobHistory.objects.get(job=job)
+    page.goto(f"/runs/{run.pk}/")
+    page.evaluate("window.stillTheSamePage = true")
+    status = page.locator("#run-status [data-status]")
+    log = page.locator("#run-log")
+    # The log grows while the run runs, by polling alone.
+    expect(log).to_contain_text("\n1\n", timeout=WAIT_MS)
+    expect(status).to_have_text("Running")
+    expect(page.locator("#cancel-run")).to_be_visible()
+    expect(log).to_contain_text("\n2\n")
+    expect(status).to_have_text("Running")
+    expect(status).to_have_text("Succeeded", timeout=WAIT_MS)
+    expect(log).to_contain_text("returned: 4")
+    expect(page.locator("#cancel-run")).to_have_count(0)
+    assert page.evaluate("window.stillTheSamePage") is True, "the page was reloaded"
+    # The finished run's part asks for no more: no trigger, and no request for a while.
+    expect(page.locator("#run-live")).not_to_have_attribute("hx-trigger", re.compile(".+"))
+    polls = len([url for url in visit.requested if f"/runs/{run.pk}/" in url])
+    page.wait_for_timeout(POLL_SECONDS * 4 * 1000)
+    assert len([url for url in visit.requested if f"/runs/{run.pk}/" in url]) == polls
+
+
+def test_run_now_with_other_arguments(visit: Visit, scheduler) -> None:  # type: ignore[no-untyped-def]
+    job = make_job(
+        name="Greet",
+        executor="python",
+        command="jobs.example_tasks.say_hello",
+        arguments={"name": "world"},
+        is_active=False,
+    )
+    page = visit.page
+    visit.log_in()
+    page.goto(f"/jobs/{job.pk}/")
+    form = page.locator("#run-now-form")
+    expect(form).to_be_hidden()
+    page.get_by_text("Run now").click()
+    expect(form.get_by_label("name")).to_have_value("world")
+    form.get_by_label("name").fill("Ada")
+    form.get_by_label("times").fill("2")
+    form.get_by_role("button", name="Run with these arguments").click()
+    expect(page.get_by_role("alert")).to_contain_text("“Greet” will run in a moment.")
+    row = page.locator("#runs tbody tr").first
+    expect(row.locator("[data-status]")).to_have_text("Succeeded", timeout=WAIT_MS)
+    row.get_by_role("link", name="Log").click()
+    expect(page.locator("#run-arguments")).to_contain_text('"name": "Ada"')
+    expect(page.locator("#run-log")).to_contain_text("Hello, Ada!\nHello, Ada!")
+    assert JobHistory.objects.get(job=job).arguments == {"name": "Ada", "times": 2}
+    job.refresh_from_db()
+    assert job.arguments == {"name": "world"}
+
+
 @pytest.mark.skipif(
     not os.environ.get("UPDATE_SCREENSHOTS"), reason="set UPDATE_SCREENSHOTS=1 to retake them"
 )
@@ -438,6 +557,19 @@ def test_screenshots(visit: Visit, scheduler) -> None:  # type: ignore[no-untype
     page.get_by_role("button", name="Save").click()
     expect(page.locator(".invalid-feedback").first).to_be_visible()
     page.screenshot(path=DOCS / "job-form.png", full_page=True)
+    # A Python task's form, built from its signature.
+    page.goto("/jobs/new/")
+    page.get_by_label("Name").fill("Daily report")
+    page.get_by_label("Description").fill("The report of the day before, to the team.")
+    page.get_by_label("Executor").select_option("python")
+    page.get_by_label("Task").select_option("jobs.example_tasks.daily_report")
+    expect(page.locator("#id_arg-day")).to_be_visible()
+    page.locator("#id_arg-level").select_option(label="full")
+    page.get_by_label("Schedule").select_option("cron")
+    page.get_by_label("Cron expression").fill("0 6 * * 1-5")
+    page.locator("#id_arg-day").fill("2026-12-01")
+    page.locator("#id_arg-dry_run").check()
+    page.screenshot(path=DOCS / "job-form-python.png", full_page=True)
     page.goto("/history/")
     expect(page.locator("#runs")).to_be_visible()
     page.screenshot(path=DOCS / "history.png")

@@ -16,17 +16,24 @@ from crispy_bootstrap5.bootstrap5 import Switch
 from crispy_forms.helper import FormHelper
 from crispy_forms.layout import HTML, Column, Div, Fieldset, Layout, Row
 from django import forms
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.forms.utils import ErrorDict
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.text import capfirst
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from jobs import upcoming
+from jobs import access, masking, registry, upcoming
+from jobs.executors.command import allowed_commands
+from jobs.executors.shell import shell_enabled
 from jobs.models import (
     MAX_ALERT_AFTER_FAILURES,
     NAME_MAX_LENGTH,
+    ExecutorKind,
     Job,
     JobState,
     RunStatus,
@@ -34,13 +41,49 @@ from jobs.models import (
 )
 from jobs.preview import PREVIEW_FIELDS
 from jobs.signing import SECRET_MAX_LENGTH
+from jobs.web import arguments
 from jobs.web.chains import ChainFieldsMixin, JobPicker
-from jobs.web.widgets import LocalDateTimeInput, TimeZoneSelect, mark_schedule_switch
+from jobs.web.widgets import (
+    EXECUTOR_FIELDS,
+    LOCAL_INPUT_FORMATS,
+    LocalDateTimeInput,
+    TaskSelect,
+    TimeZoneSelect,
+    mark_executor_switch,
+    mark_schedule_switch,
+)
 
 EARLIEST_DAY = date(1970, 1, 1)
 LATEST_DAY = date(9000, 1, 1)
-# What a browser's datetime-local input sends (with or without seconds).
-LOCAL_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S"]
+
+
+# A submit button of the job form without JavaScript: show the fields of the task chosen
+# (the form is shown again, nothing is saved).
+SHOW_TASK = "show_task"
+
+
+def offered_executors(user: object, current: str | None = None) -> list[tuple[str, str]]:
+    """The executors `user` may choose: shell only while JOBS_SHELL_ENABLED and for users
+    with jobs.use_shell (and the job's own, so that its form shows what it is)."""
+    offered = []
+    for value, label in ExecutorKind.choices:
+        shell_allowed = shell_enabled() and access.may_use_shell(user)
+        if value == ExecutorKind.SHELL and not shell_allowed and current != value:
+            continue
+        offered.append((value, label))
+    return offered
+
+
+def task_choices(current: str = "") -> list[tuple[str, str]]:
+    """The registered tasks, "name: description"; the job's task too when it is gone."""
+    tasks = registry.registered_tasks()
+    choices = [("", gettext("Choose a task"))]
+    for task in tasks:
+        label = f"{task.name}: {task.description}" if task.description else task.name
+        choices.append((task.name, label[:200]))
+    if current and all(task.name != current for task in tasks):
+        choices.append((current, gettext("%(name)s (not registered)") % {"name": current}))
+    return choices
 
 
 class JobAlertsForm(forms.ModelForm):
@@ -99,12 +142,34 @@ def job_form_field(field: models.Field, **kwargs: Any) -> forms.Field | None:
 
 
 class JobForm(ChainFieldsMixin, JobAlertsForm):
+    """The job form: the job's fields, its executor, and the arguments of that executor
+    (jobs/web/arguments.py).
+
+    What runs is Job.command, read per executor: a registered task chosen in `task` for
+    python, the text of `command` for the others. Every executor's fields are in the
+    form; jobs/static/jobs/job_form.js shows (and submits) only the chosen one's, and
+    without JavaScript the server reads only the chosen one's.
+    """
+
+    # A CharField over a select, so that a shell job posted while shell is not offered
+    # gets words saying why rather than "not one of the choices".
+    executor = forms.CharField(label=_("Executor"), required=False)
+    task = forms.ChoiceField(
+        label=_("Task"),
+        required=False,
+        help_text=_(
+            "The registered Python tasks (@jobs.register in a tasks module of an app, or "
+            "in a module JOBS_TASK_MODULES names)."
+        ),
+    )
+
     class Meta:
         model = Job
         formfield_callback = job_form_field
         fields = [
             "name",
             "description",
+            "executor",
             "command",
             "schedule_type",
             "scheduled_at",
@@ -144,8 +209,12 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
         }
         field_classes = {"scheduled_at": forms.DateTimeField}
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args, user: object = None, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
+        self.user = user
+        stored = self.instance
+        # A new job has its id already (a UUID default): ask whether it is stored.
+        existing = not stored._state.adding
         self.fields["scheduled_at"].input_formats = LOCAL_INPUT_FORMATS
         self.fields["interval"].widget.attrs["min"] = 1
         self.fields["timeout_seconds"].widget.attrs["min"] = 1
@@ -156,18 +225,118 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
             {"min": 1, "max": MAX_ALERT_AFTER_FAILURES}
         )
         self.fields["expected_seconds"].widget.attrs["min"] = 1
+
+        # What runs: the executor, and the command or the task.
+        self.fields["executor"].widget = forms.Select(
+            choices=offered_executors(user, stored.executor if existing else None)
+        )
+        self.fields["executor"].initial = stored.executor or ExecutorKind.SIMULATED
+        # Required per executor, in clean(): a python job names its task instead.
+        self.fields["command"].required = False
+        self.fields["command"].help_text = ""  # jobs/_command_help.html says it per executor
+        self.fields["command"].widget.attrs.update({"spellcheck": "false", "autocomplete": "off"})
+        stored_task = stored.command if stored.executor == ExecutorKind.PYTHON else ""
+        self.fields["task"].choices = task_choices(stored_task)
+        self.fields["task"].widget = TaskSelect(
+            choices=self.fields["task"].choices,
+            attrs={
+                # Another task chosen: htmx fetches its fields (jobs.web.views.task_arguments).
+                "hx-get": reverse("task_arguments") + (f"?job={stored.pk}" if existing else ""),
+                "hx-trigger": "change",
+                "hx-target": "#task-arguments",
+                "hx-swap": "innerHTML",
+            },
+        )
+        self.fields["task"].initial = stored_task
+        self.chosen_executor = self._chosen("executor") or stored.executor
+        self.chosen_task = self._chosen("task") or stored_task
+
+        # The arguments of every executor that has fields of its own; the python ones
+        # for the chosen task (htmx swaps them when another task is chosen).
+        given = stored.arguments if isinstance(stored.arguments, dict) else {}
+        self.sections: dict[str, arguments.Section] = {}
+        offered = {value for value, _label in self.fields["executor"].widget.choices}
+        for kind in (ExecutorKind.HTTP, ExecutorKind.SHELL):
+            if kind in offered:
+                own = given if stored.executor == kind else {}
+                self.sections[kind] = arguments.section_for(kind, "", own)
+        task = registry.get_task(self.chosen_task) if self.chosen_task else None
+        if task is not None:
+            own = (
+                given if stored.executor == ExecutorKind.PYTHON and task.name == stored_task else {}
+            )
+            self.sections[ExecutorKind.PYTHON] = arguments.TaskSection(task, own)
+        # The names of each section's fields, by executor.
+        self.section_fields: dict[str, list[str]] = {}
+        for kind, section in self.sections.items():
+            built = section.fields()
+            self.fields.update(built)
+            self.section_fields[kind] = list(built)
+        self.task_section = self.sections.get(ExecutorKind.PYTHON)
+        self.arguments_reported = False  # set by clean()
+        # For jobs/_command_help.html.
+        self.shell_offered = ExecutorKind.SHELL in offered
+        self.management_commands = allowed_commands()
+
         # Read by jobs/static/jobs/job_form.js, which shows only the chosen schedule's
-        # fields (all of them stay visible without JavaScript).
+        # and executor's fields (all of them stay visible without JavaScript).
         mark_schedule_switch(self.fields)
         # What the schedule preview sends (job_form.html, SchedulePreviewForm).
         for name in (*PREVIEW_FIELDS, "is_active"):
             self.fields[name].widget.attrs["data-preview-field"] = ""
+        mark_executor_switch(self.fields)
+        self.fields["command"].widget.attrs.update(
+            {f"data-label-{kind}": str(label) for kind, label in arguments.COMMAND_LABELS.items()}
+        )
         self.helper = FormHelper()
         self.helper.form_tag = False  # the template writes the <form> and its buttons
         self.helper.layout = Layout(
             "name",
             "description",
-            "command",
+            "executor",
+            Div(
+                "command",
+                HTML('{% include "jobs/_command_help.html" %}'),
+                css_class="js-executor",
+                data_executor=" ".join(EXECUTOR_FIELDS["command"]),
+            ),
+            Div(
+                "task",
+                HTML(
+                    format_html(
+                        '<noscript><button type="submit" name="{}" value="1" '
+                        'class="btn btn-sm btn-outline-secondary mb-3">{}</button></noscript>',
+                        SHOW_TASK,
+                        gettext("Show the chosen task's arguments"),
+                    )
+                    + '<div id="task-arguments">{% include "jobs/_task_arguments.html" %}</div>'
+                ),
+                css_class="js-executor",
+                data_executor=ExecutorKind.PYTHON,
+            ),
+            Fieldset(
+                _("Request"),
+                Row(
+                    Column(arguments.HTTP_METHOD, css_class="col-md-4"),
+                    Column(arguments.HTTP_EXPECT_STATUS),
+                ),
+                arguments.HTTP_HEADERS,
+                arguments.HTTP_BODY,
+                arguments.HTTP_BODY_JSON,
+                css_class="js-executor",
+                data_executor=ExecutorKind.HTTP,
+            ),
+            *(
+                [
+                    Div(
+                        arguments.SHELL_ENV,
+                        css_class="js-executor",
+                        data_executor=ExecutorKind.SHELL,
+                    )
+                ]
+                if ExecutorKind.SHELL in self.sections
+                else []
+            ),
             "schedule_type",
             Div(
                 "scheduled_at",
@@ -204,6 +373,8 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
                     Column("sim_min_seconds"),
                     Column("sim_max_seconds"),
                 ),
+                css_class="js-executor",
+                data_executor=ExecutorKind.SIMULATED,
             ),
             Fieldset(
                 _("Alerts"),
@@ -217,6 +388,171 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
             ),
             Switch("is_active"),
         )
+
+    def hide_errors(self) -> None:
+        """Show the posted form again as it is, unchecked: no messages. (A form checks
+        itself when its errors are first read; an empty ErrorDict is what it leaves
+        when it finds none.)"""
+        self._errors = ErrorDict()
+
+    def _chosen(self, name: str) -> str:
+        """What the form was posted with for `name`, else its initial value."""
+        if self.is_bound:
+            return str(self.data.get(self.add_prefix(name)) or "")
+        return str(self.initial.get(name) or "")
+
+    @property
+    def task_argument_fields(self) -> list[forms.BoundField]:
+        """The chosen task's fields, for jobs/_task_arguments.html."""
+        return [self[name] for name in self.section_fields.get(ExecutorKind.PYTHON, [])]
+
+    @property
+    def chosen_registered_task(self) -> registry.RegisteredTask | None:
+        return self.task_section.task if self.task_section is not None else None
+
+    def clean_executor(self) -> str:
+        value = self.cleaned_data.get("executor") or self.instance.executor
+        value = value or ExecutorKind.SIMULATED
+        offered = {choice for choice, _label in self.fields["executor"].widget.choices}
+        if value not in ExecutorKind.values:
+            raise ValidationError(
+                gettext("Choose one of %(kinds)s.") % {"kinds": ", ".join(ExecutorKind.values)},
+                code="invalid_choice",
+            )
+        if value not in offered:
+            # Only shell is ever left out: switched off, or not the user's to choose.
+            if not shell_enabled():
+                raise ValidationError(
+                    gettext("Shell commands are switched off on this site (JOBS_SHELL_ENABLED)."),
+                    code="shell_off",
+                )
+            raise ValidationError(
+                gettext("Only users allowed to run shell commands may choose this."),
+                code="shell_permission",
+            )
+        return value
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        executor = cleaned.get("executor")
+        # The fields of the executors not chosen are not read: no messages about them
+        # (without JavaScript they were shown, and may hold anything).
+        for kind, names in self.section_fields.items():
+            if kind != executor:
+                for name in names:
+                    self.errors.pop(name, None)
+        if executor == ExecutorKind.PYTHON:
+            # A task that is not registered (the job's own, since gone) is refused by
+            # Job.clean(), whose message the form shows at the task.
+            task = cleaned.get("task") or ""
+            if not task and "task" not in self.errors:
+                self.add_error("task", gettext("Choose the task this job runs."))
+            cleaned["command"] = task
+        elif executor and not cleaned.get("command", "").strip() and "command" not in self.errors:
+            self.add_error("command", gettext("This field is required."))
+        section = self.sections.get(executor) if executor else None
+        if (
+            executor == ExecutorKind.PYTHON
+            and section is not None
+            and section.task.name != cleaned.get("command")
+        ):
+            section = None  # the fields of another task than the one posted
+        if section is not None:
+            reading = section.read(cleaned, fallback=self._arguments_field(executor))
+            for field, messages in reading.errors.items():
+                for message in messages:
+                    self.add_error(field, message)
+            self.instance.arguments = reading.arguments
+            # Job.clean() checks the arguments again; when the fields have said what is
+            # wrong already, its messages would only repeat theirs.
+            self.arguments_reported = bool(reading.errors) or any(
+                name in self.errors for name in self.section_fields[executor]
+            )
+        elif executor is not None:
+            # Simulated and command jobs take none; a task with no parameters neither.
+            self.instance.arguments = {}
+        return cleaned
+
+    def _arguments_field(self, executor: str) -> str:
+        """Where a message about the arguments as a whole is shown."""
+        return {
+            ExecutorKind.PYTHON: "task",
+            ExecutorKind.HTTP: arguments.HTTP_METHOD,
+            ExecutorKind.SHELL: arguments.SHELL_ENV
+            if arguments.SHELL_ENV in self.fields
+            else "command",
+        }.get(executor, "command")
+
+    def _update_errors(self, errors: ValidationError) -> None:
+        # Job.clean() speaks of the model's fields; put each message where this form
+        # shows what it is about (a python job's command is its task, its arguments
+        # are the fields of the chosen executor).
+        executor = self.cleaned_data.get("executor") or self.instance.executor
+        where = {"arguments": self._arguments_field(executor)}
+        if executor == ExecutorKind.PYTHON:
+            where["command"] = "task"
+        placed: dict[str, list] = {}
+        for field, messages in errors.error_dict.items() if hasattr(errors, "error_dict") else ():
+            if field == "arguments" and self.arguments_reported:
+                continue
+            target = where.get(field, field)
+            if target not in self.fields:
+                target = NON_FIELD_ERRORS
+            placed.setdefault(target, []).extend(messages)
+        if not hasattr(errors, "error_dict"):
+            placed[NON_FIELD_ERRORS] = errors.error_list
+        super()._update_errors(ValidationError(placed))
+
+
+class RunNowForm(forms.Form):
+    """ "Run now" with arguments: the fields of the job's executor (jobs/web/arguments.py),
+    prefilled with the job's own arguments.
+
+    Values that may be secret (an http job's headers, a shell job's environment) are
+    offered only to users who may see them (jobs.change_job), and a shell job's only to
+    users who may change it (jobs.use_shell); for anyone else the job's own are kept.
+    """
+
+    # Posted with the form, so that job_run tells it from the one-click button.
+    with_arguments = forms.CharField(widget=forms.HiddenInput, initial="1", required=False)
+
+    def __init__(self, job: Job, *args, user: object = None, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.job = job
+        visible = masking.may_see_secrets(user)
+        if access.needs_shell_permission(job):
+            visible = visible and access.may_use_shell(user)
+        self.section = arguments.section_for(
+            job.executor, job.command, job.arguments, secrets_visible=visible
+        )
+        if self.section is not None:
+            self.fields.update(self.section.fields())
+        self.arguments: dict = {}
+
+    @property
+    def has_arguments(self) -> bool:
+        """Whether there is anything to fill in (else the one-click button is enough)."""
+        return len(self.fields) > 1
+
+    @property
+    def task(self) -> registry.RegisteredTask | None:
+        return self.section.task if isinstance(self.section, arguments.TaskSection) else None
+
+    @property
+    def argument_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in self.fields if name != "with_arguments"]
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        if self.section is None:
+            self.arguments = dict(self.job.arguments or {})
+            return cleaned
+        reading = self.section.read(cleaned, fallback=None)
+        for field, messages in reading.errors.items():
+            for message in messages:
+                self.add_error(field, message)
+        self.arguments = reading.arguments
+        return cleaned
 
 
 class SchedulePreviewForm(forms.Form):

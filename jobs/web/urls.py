@@ -8,6 +8,7 @@ urlpatterns = [
     path("jobs/new/", views.job_create, name="job_create"),
     path("jobs/schedule-preview/", views.schedule_preview, name="schedule_preview"),
     path("jobs/choices/", views.job_choices, name="job_choices"),
+    path("jobs/task-arguments/", views.task_arguments, name="task_arguments"),
     # <uuid:...> answers 404 to a malformed id before any view code runs.
     path("jobs/<uuid:job_id>/", views.job_detail, name="job_detail"),
     path("jobs/<uuid:job_id>/edit/", views.job_edit, name="job_edit"),

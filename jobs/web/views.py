@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required, permission_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db import DatabaseError, connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -30,16 +30,27 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from jobs import engine, preview, upcoming
-from jobs.access import ADD_JOB, CHANGE_JOB, DELETE_JOB, RUN_JOB, VIEW_JOB
+from jobs.access import (
+    ADD_JOB,
+    CHANGE_JOB,
+    DELETE_JOB,
+    RUN_JOB,
+    VIEW_JOB,
+    may_change_job_like,
+    may_use_shell,
+    needs_shell_permission,
+)
 from jobs.models import NAME_MAX_LENGTH, Job, JobChange, JobHistory
 from jobs.models.chains import CHAIN_FIELDS, chain_links
 from jobs.web import chains as chain_fields
 from jobs.web import changes as job_changes
 from jobs.web import dashboard as dashboard_data
 from jobs.web.forms import (
+    SHOW_TASK,
     HistoryFilterForm,
     JobFilterForm,
     JobForm,
+    RunNowForm,
     SchedulePreviewForm,
     UpcomingForm,
 )
@@ -108,15 +119,51 @@ def job_list(request: HttpRequest) -> HttpResponse:
     return _fragment_or_page(request, "jobs/_job_table.html", "jobs/job_list.html", context)
 
 
+def _check_shell_permission(request: HttpRequest, *jobs_or_values: object) -> None:
+    """403 when the change involves a shell job (or a dangerous management command) and
+    the user lacks jobs.use_shell: before anything is read or saved."""
+    if not may_change_job_like(request.user, *jobs_or_values):
+        raise PermissionDenied(_("Only users allowed to run shell commands may do this."))
+
+
+def _job_form(request: HttpRequest, job: Job | None) -> HttpResponse:
+    """The job form of a new job (`job` None) or of `job`: saved when valid."""
+    if request.method == "POST":
+        _check_shell_permission(request, job, request.POST)
+    form = JobForm(request.POST or None, instance=job, user=request.user)
+    if request.method == "POST" and request.POST.get(SHOW_TASK):
+        # Without JavaScript: the form again, with the fields of the task chosen. It has
+        # not been checked, so it shows no messages.
+        form.hide_errors()
+    elif form.is_valid():
+        saved = form.save()
+        text = _("Job “%(name)s” saved.") if job else _("Job “%(name)s” created.")
+        messages.success(request, text % {"name": saved.name})
+        return redirect("job_detail", job_id=saved.pk)
+    return render(request, "jobs/job_form.html", {"section": "jobs", "form": form, "job": job})
+
+
 @require_http_methods(["GET", "POST"])
 @needs(ADD_JOB)
 def job_create(request: HttpRequest) -> HttpResponse:
-    form = JobForm(request.POST or None)
-    if form.is_valid():
-        job = form.save()
-        messages.success(request, _("Job “%(name)s” created.") % {"name": job.name})
-        return redirect("job_detail", job_id=job.pk)
-    return render(request, "jobs/job_form.html", {"section": "jobs", "form": form, "job": None})
+    return _job_form(request, None)
+
+
+@require_GET
+def task_arguments(request: HttpRequest) -> HttpResponse:
+    """The job form's fields of one task (htmx swaps them in when a task is chosen); with
+    `job`, prefilled with that job's arguments if it runs that task."""
+    if not (request.user.has_perm(ADD_JOB) or request.user.has_perm(CHANGE_JOB)):
+        raise PermissionDenied
+    job = None
+    job_id = request.GET.get("job")
+    if job_id:
+        try:
+            job = Job.objects.filter(pk=uuid.UUID(job_id)).first()
+        except ValueError:
+            job = None
+    form = JobForm(instance=job, initial={"task": request.GET.get("task", "")}, user=request.user)
+    return render(request, "jobs/_task_arguments.html", {"form": form})
 
 
 @require_GET
@@ -137,6 +184,10 @@ def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
             job, request.GET.get(job_changes.PAGE_PARAMETER), request.user
         )
         context["changes_parameter"] = job_changes.PAGE_PARAMETER
+        if request.user.has_perm(RUN_JOB):
+            run_form = RunNowForm(job, user=request.user)
+            # Nothing to fill in (a simulated job, a task without parameters): one click.
+            context["run_form"] = run_form if run_form.has_arguments else None
     return _fragment_or_page(request, "jobs/_job_live.html", "jobs/job_detail.html", context)
 
 
@@ -146,11 +197,13 @@ def job_restore(request: HttpRequest, job_id: uuid.UUID, change_id: int) -> Http
     """Put the job back as it was after one of its recorded changes."""
     job = get_object_or_404(Job, pk=job_id)
     version = get_object_or_404(JobChange, pk=change_id, job_id=job.pk)
+    if not job.may_restore(version, request.user):
+        raise PermissionDenied(_("Only users allowed to run shell commands may do this."))
     if not version.restorable:
         messages.error(request, _("This change has no version to restore."))
         return redirect("job_detail", job_id=job.pk)
     try:
-        restored = job.restore(version)
+        restored = job.restore(version, user=request.user)
     except ValidationError as exc:
         messages.error(
             request,
@@ -170,13 +223,7 @@ def job_restore(request: HttpRequest, job_id: uuid.UUID, change_id: int) -> Http
 @require_http_methods(["GET", "POST"])
 @needs(CHANGE_JOB)
 def job_edit(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
-    job = get_object_or_404(Job, pk=job_id)
-    form = JobForm(request.POST or None, instance=job)
-    if form.is_valid():
-        form.save()
-        messages.success(request, _("Job “%(name)s” saved.") % {"name": job.name})
-        return redirect("job_detail", job_id=job.pk)
-    return render(request, "jobs/job_form.html", {"section": "jobs", "form": form, "job": job})
+    return _job_form(request, get_object_or_404(Job, pk=job_id))
 
 
 @require_http_methods(["GET", "POST"])
@@ -194,8 +241,31 @@ def job_delete(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
 @require_POST
 @needs(RUN_JOB)
 def job_run(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
+    """Run the job now: with its own arguments (one click), or with those of the "run
+    now" form (`with_arguments`), which the run keeps."""
     job = get_object_or_404(Job, pk=job_id)
-    engine.run_now(job)
+    arguments = None
+    with_arguments = bool(request.POST.get("with_arguments"))
+    shell_refused = needs_shell_permission(job) and not may_use_shell(request.user)
+    if with_arguments and shell_refused:
+        # A shell job's arguments, even for one run, are changed by users with
+        # jobs.use_shell only; the others run it as it is, with one click.
+        raise PermissionDenied(_("Only users allowed to run shell commands may do this."))
+    form = RunNowForm(job, request.POST, user=request.user)
+    # Posted by the "run now" form of a job that has arguments to fill in; the one-click
+    # button (and the list's) runs with the job's own.
+    if with_arguments and form.has_arguments:
+        if form.is_valid():
+            try:
+                # Checked and normalised as the job's own are (Job.clean()'s rules).
+                arguments = job.run_arguments(form.arguments)
+            except ValidationError as error:
+                for message in error.message_dict.get("arguments", error.messages):
+                    form.add_error(None, message)
+        if arguments is None:
+            context = {"section": "jobs", "job": job, "run_form": form}
+            return render(request, "jobs/job_run.html", context, status=400)
+    engine.run_now(job, arguments=arguments)
     messages.success(request, _("“%(name)s” will run in a moment.") % {"name": job.name})
     return redirect(_next_url(request, reverse("job_detail", args=[job.pk])))
 
@@ -312,14 +382,18 @@ def history(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@vary_on_headers("HX-Request")
 @needs(VIEW_JOB)
 def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+    """A run's page. While the run is pending or running its live part (status, times,
+    cancel button, log so far) is polled by htmx, which gets that fragment alone; the
+    fragment of a finished run asks for no more."""
     runs = JobHistory.objects.select_related("job", "caused_by__job").defer("caused_by__log")
     run = get_object_or_404(runs, pk=run_id)
     # The runs it started (index jobs_run_caused_by); at most a few per chained job.
     chained = run.chained_runs.select_related("job").defer("log")
     context = {"section": "history", "run": run, "chained": list(chained.order_by("created_at"))}
-    return render(request, "jobs/run_detail.html", context)
+    return _fragment_or_page(request, "jobs/_run_live.html", "jobs/run_detail.html", context)
 
 
 @require_POST

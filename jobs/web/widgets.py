@@ -9,7 +9,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy as _
 
-from jobs import schedules
+from jobs import registry, schedules
 from jobs.models import SCHEDULE_TYPE_FIELDS
 
 
@@ -61,6 +61,10 @@ def mark_schedule_switch(fields: dict[str, forms.Field]) -> None:
             fields[name].widget.attrs["data-schedule-types"] = " ".join(types)
 
 
+# What a browser's datetime-local input sends (with or without seconds).
+LOCAL_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S"]
+
+
 class LocalDateTimeInput(forms.DateTimeInput):
     """<input type="datetime-local">; the value is shown and read in the user's zone
     (forms.DateTimeField converts with the active time zone both ways)."""
@@ -69,3 +73,36 @@ class LocalDateTimeInput(forms.DateTimeInput):
 
     def __init__(self, attrs: dict | None = None) -> None:
         super().__init__(attrs=attrs, format="%Y-%m-%dT%H:%M")
+
+
+# The job form's fields that belong to one or more executors (jobs/static/jobs/job_form.js
+# shows them for those only). The arguments' own fields sit in sections of the layout
+# that name their executor.
+EXECUTOR_FIELDS = {
+    "command": ("simulated", "command", "shell", "http"),
+    "task": ("python",),
+    "sim_failure_rate": ("simulated",),
+    "sim_min_seconds": ("simulated",),
+    "sim_max_seconds": ("simulated",),
+}
+
+
+def mark_executor_switch(fields: dict[str, forms.Field]) -> None:
+    """Tag a job form's fields for job_form.js: the executor switch and what each needs."""
+    if "executor" not in fields:
+        return
+    fields["executor"].widget.attrs["data-executor-switch"] = ""
+    for name, kinds in EXECUTOR_FIELDS.items():
+        if name in fields:
+            fields[name].widget.attrs["data-executor-kinds"] = " ".join(kinds)
+
+
+class TaskSelect(forms.Select):
+    """The registered tasks; each option carries the task's signature as its title."""
+
+    def create_option(self, name, value, label, selected, index, subindex=None, attrs=None):  # type: ignore[no-untyped-def]
+        option = super().create_option(name, value, label, selected, index, subindex, attrs)
+        task = registry.get_task(str(value)) if value else None
+        if task is not None:
+            option["attrs"]["title"] = task.signature_text
+        return option
