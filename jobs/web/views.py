@@ -390,9 +390,10 @@ def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     fragment of a finished run asks for no more."""
     runs = JobHistory.objects.select_related("job", "caused_by__job").defer("caused_by__log")
     run = get_object_or_404(runs, pk=run_id)
-    # The runs it started (index jobs_run_caused_by); at most a few per chained job.
-    chained = run.chained_runs.select_related("job").defer("log")
-    context = {"section": "history", "run": run, "chained": list(chained.order_by("created_at"))}
+    # The runs it started (index jobs_run_caused_by); at most a few per chained job. Left
+    # lazy: only the whole page reads it, not the live part polled while the run runs.
+    chained = run.chained_runs.select_related("job").defer("log").order_by("created_at")
+    context = {"section": "history", "run": run, "chained": chained}
     return _fragment_or_page(request, "jobs/_run_live.html", "jobs/run_detail.html", context)
 
 
