@@ -23,18 +23,13 @@ from django.utils import timezone
 
 from jobs import daylight, schedules
 from jobs.models import Job, ScheduleType
+from jobs.models.choices import SCHEDULE_FIELDS
 
 DEFAULT_COUNT = 10
 MAX_COUNT = 100
-# The fields a preview reads; the others are the job's own (or a new job's defaults).
-PREVIEW_FIELDS = (
-    "schedule_type",
-    "scheduled_at",
-    "interval",
-    "interval_unit",
-    "cron_expression",
-    "timezone",
-)
+# The fields a preview reads: those that define the schedule (all of SCHEDULE_FIELDS but
+# is_active); the others are the job's own (or a new job's defaults).
+PREVIEW_FIELDS = tuple(name for name in SCHEDULE_FIELDS if name != "is_active")
 
 
 class Occurrence(NamedTuple):
