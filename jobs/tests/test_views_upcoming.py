@@ -12,7 +12,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from jobs import density, schedules, upcoming
+from jobs import density, engine, schedules, upcoming
 from jobs.models import IntervalUnit, Job, ScheduleType
 from jobs.sql import store
 from jobs.sql.rows import TimelineJob
@@ -190,9 +190,14 @@ def test_the_page_needs_view_job_and_is_in_the_menu(signed_in: Client) -> None:
     assert 'href="/upcoming/"' in page
 
 
-def test_the_page_leaves_a_place_for_the_paused_scheduler_notice(signed_in: Client) -> None:
-    response = signed_in.get("/upcoming/")
-    assert "jobs/_scheduler_paused_notice.html" in [t.name for t in response.templates]
+def test_the_page_says_the_timeline_waits_while_the_scheduler_is_paused(
+    signed_in: Client,
+) -> None:
+    assert 'id="upcoming-paused"' not in signed_in.get("/upcoming/").text
+    engine.pause(note="upgrading")
+    assert 'id="upcoming-paused"' in signed_in.get("/upcoming/").text
+    engine.resume()
+    assert 'id="upcoming-paused"' not in signed_in.get("/upcoming/").text
 
 
 # --- counting --------------------------------------------------------------------------
