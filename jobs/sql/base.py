@@ -544,7 +544,7 @@ class Operations:
 
     def delete_finished_before(self, cutoff: object, limit: int) -> int:
         deleted = self._execute("delete_finished_before", [cutoff, limit]).fetchall()
-        return self._unlink_chained_runs(deleted)
+        return self._after_deleting_runs(deleted)
 
     def count_beyond(self, job_key: str, edge: PruneEdge, since: object | None) -> int:
         """Finished runs of the job at or before `edge` (created since `since`)."""
@@ -555,15 +555,16 @@ class Operations:
 
     def delete_beyond(self, job_key: str, edge: PruneEdge, limit: int) -> int:
         params = [job_key, edge.scheduled_for, edge.scheduled_for, edge.attempt, limit]
-        return self._unlink_chained_runs(self._execute("delete_beyond", params).fetchall())
+        return self._after_deleting_runs(self._execute("delete_beyond", params).fetchall())
 
-    def _unlink_chained_runs(self, deleted: Sequence[Sequence]) -> int:
-        """After a DELETE ... RETURNING id: the runs those deleted runs had started stay,
-        linked to nothing (the foreign key is checked at commit). Returns how many were
-        deleted."""
+    def _after_deleting_runs(self, deleted: Sequence[Sequence]) -> int:
+        """After a DELETE ... RETURNING id, in its transaction (the foreign keys are
+        checked at commit): the runs those deleted runs had started stay, linked to
+        nothing; their alert attempts go with them. Returns how many were deleted."""
         keys = [row[0] for row in deleted]
         if keys:
             self._count("unlink_chained_runs", [], keys)
+            self._count("delete_run_notifications", [], keys)
         return len(keys)
 
     # --- chains ---------------------------------------------------------------------

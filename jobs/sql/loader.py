@@ -22,7 +22,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
-from jobs.models import FINISHED_STATUSES, Job, JobHistory, RunStatus, SchedulerState, Trigger
+from jobs.models import (
+    FINISHED_STATUSES,
+    Job,
+    JobHistory,
+    NotificationAttempt,
+    RunStatus,
+    SchedulerState,
+    Trigger,
+)
 
 _NAME = re.compile(r"^-- name: (\w+)\s*$")
 
@@ -31,6 +39,7 @@ SUBSTITUTIONS = {
     "{job_table}": Job._meta.db_table,
     "{run_table}": JobHistory._meta.db_table,
     "{state_table}": SchedulerState._meta.db_table,
+    "{notification_table}": NotificationAttempt._meta.db_table,
     "{pending}": f"'{RunStatus.PENDING.value}'",
     "{running}": f"'{RunStatus.RUNNING.value}'",
     "{success}": f"'{RunStatus.SUCCESS.value}'",

@@ -368,6 +368,13 @@ ON CONFLICT DO NOTHING RETURNING id
 UPDATE {run_table} SET caused_by_id = NULL
  WHERE caused_by_id IS NOT NULL AND caused_by_id IN ({keys})
 
+-- name: delete_run_notifications
+-- The alert attempts of runs just deleted: the raw deletes of the pruning do not cascade
+-- as the ORM's would (the foreign key is checked at commit). Through the index of that
+-- foreign key; most runs have none.
+-- params: keys
+DELETE FROM {notification_table} WHERE run_id IN ({keys})
+
 -- name: timeline_jobs
 -- Every job, with what the Upcoming page counts its occurrences from (jobs/upcoming.py):
 -- a few columns of the whole table. The times as text, which the store reads into whole
