@@ -8,6 +8,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
+from django.db import models
 from django.db.models import Count, QuerySet
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
@@ -314,6 +315,10 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
     def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "timezone":
             kwargs["widget"] = TimeZoneSelect()
+        if isinstance(db_field, models.URLField):
+            # As the dashboard's form reads it (job_form_field): a URL typed without a
+            # scheme is https://, what Django 6 does anyway.
+            kwargs.setdefault("assume_scheme", "https")
         return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     def get_form(self, request: HttpRequest, obj: Job | None = None, **kwargs: Any) -> Any:
