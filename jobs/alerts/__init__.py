@@ -47,6 +47,7 @@ from django.core.mail import send_mail
 from django.db import close_old_connections, connection, transaction
 
 from jobs import metrics
+from jobs.alerts.retries import try_delivery
 from jobs.alerts.webhook import REFUSED, USER_AGENT, post_webhook
 from jobs.masking import url_origin
 from jobs.models import (
@@ -60,7 +61,7 @@ from jobs.models import (
 from jobs.runs import RunResult
 from jobs.sql.base import Operations
 from jobs.sql.rows import FailureStreak, WatchedJob
-from jobs.text import clean_remote, one_line
+from jobs.text import one_line
 
 logger = logging.getLogger(__name__)
 
@@ -286,50 +287,47 @@ def deliver(notice: Notice, *, wait: Callable[[float], Any] | None = None) -> li
     # The same on every try of this delivery (a receiver drops a duplicate by it), and
     # from any process: one alert of one kind per run.
     webhook_id = f"msg_{notice.run_key}_{notice.kind}"
-    attempts = int(settings.JOBS_ALERT_ATTEMPTS)
-    backoff = float(settings.JOBS_ALERT_BACKOFF_SECONDS)
-    wait = wait or threading.Event().wait
     outcomes = []
     for channel, target, recorded in channels:
-        outcome = NotificationStatus.FAILED
-        for attempt in range(1, attempts + 1):
-            if channel == NotificationChannel.WEBHOOK:
-                ok, code, error = post_webhook(
-                    target, payload, webhook_id=webhook_id, secret=job.webhook_secret
-                )
-            else:
-                ok, code, error = send_email(job.notify_email_list, payload)
-            # A remote server's words: one printable line, bounded (jobs/text.py).
-            error = clean_remote(error, ERROR_MAX_CHARS)
-            NotificationAttempt.objects.create(
-                run=run,
-                kind=notice.kind,
-                channel=channel,
-                target=recorded,
-                attempt=attempt,
-                status=NotificationStatus.SENT if ok else NotificationStatus.FAILED,
-                response_code=code,
-                error=error,
-            )
-            if ok:
-                outcome = NotificationStatus.SENT
-                break
-            logger.warning(
-                "alert %s for run %s by %s, attempt %d/%d failed: %r",
-                notice.kind,
-                run.pk,
-                channel,
-                attempt,
-                attempts,
-                error,
-            )
-            if error.startswith(REFUSED):
-                break  # the address rules (jobs/outbound.py) will not change their mind
-            if attempt < attempts and wait(backoff * 2 ** (attempt - 1)):
-                break  # shutting down
-        metrics.count_alert(channel, outcome)
-        outcomes.append(outcome)
+        send = (
+            partial(post_webhook, target, payload, webhook_id=webhook_id, secret=job.webhook_secret)
+            if channel == NotificationChannel.WEBHOOK
+            else partial(send_email, job.notify_email_list, payload)
+        )
+        record = partial(_record_attempt, run, notice.kind, channel, recorded)
+        delivery = try_delivery(
+            channel,
+            send,
+            what=f"alert {notice.kind} for run {run.pk}",
+            wait=wait,
+            record=record,
+            error_max_chars=ERROR_MAX_CHARS,
+        )
+        outcomes.append(NotificationStatus.SENT if delivery.sent else NotificationStatus.FAILED)
     return outcomes
+
+
+def _record_attempt(
+    run: JobHistory,
+    kind: str,
+    channel: str,
+    target: str,
+    attempt: int,
+    ok: bool,
+    code: int | None,
+    error: str,
+) -> None:
+    """Keep one try at delivering an alert (shown on the run's page)."""
+    NotificationAttempt.objects.create(
+        run=run,
+        kind=kind,
+        channel=channel,
+        target=target,
+        attempt=attempt,
+        status=NotificationStatus.SENT if ok else NotificationStatus.FAILED,
+        response_code=code,
+        error=error,
+    )
 
 
 def dashboard_url(job: Job) -> str:

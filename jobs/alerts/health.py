@@ -47,7 +47,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from jobs import conf, metrics
-from jobs.alerts.webhook import REFUSED, new_webhook_id, post_webhook
+from jobs.alerts.retries import try_delivery
+from jobs.alerts.webhook import new_webhook_id, post_webhook
 from jobs.masking import url_origin
 from jobs.models import (
     Channel,
@@ -256,43 +257,24 @@ def deliver(
     url = settings.JOBS_ADMIN_ALERT_URL
     if url:
         delivery = new_webhook_id()  # the same webhook-id on every try of it
-        ok, error = _tries("webhook", lambda: post_webhook(url, payload, webhook_id=delivery), wait)
+        ok, error = try_delivery(
+            "webhook",
+            lambda: post_webhook(url, payload, webhook_id=delivery),
+            what="scheduler alert",
+            wait=wait,
+        )
         outcomes.append(f"webhook {url_origin(url)}: " + ("sent" if ok else f"failed: {error}"))
     recipients = list(settings.JOBS_ADMIN_ALERT_EMAILS)
     if recipients:
-        ok, error = _tries("email", lambda: _send_email(recipients, payload), wait)
+        ok, error = try_delivery(
+            "email", lambda: _send_email(recipients, payload), what="scheduler alert", wait=wait
+        )
         outcomes.append(f"e-mail to {len(recipients)}: " + ("sent" if ok else f"failed: {error}"))
     if not outcomes:
         outcomes.append("no JOBS_ADMIN_ALERT_URL or JOBS_ADMIN_ALERT_EMAILS set")
     summary = clean_remote("; ".join(outcomes), EVENT_TEXT_MAX_LENGTH)
     SchedulerEvent.objects.filter(pk=event_id).update(delivery=summary)
     return outcomes
-
-
-def _tries(
-    channel: str,
-    send: Callable[[], tuple[bool, int | None, str]],
-    wait: Callable[[float], Any] | None,
-) -> tuple[bool, str]:
-    attempts = int(settings.JOBS_ALERT_ATTEMPTS)
-    backoff = float(settings.JOBS_ALERT_BACKOFF_SECONDS)
-    wait = wait or threading.Event().wait
-    error = ""
-    for attempt in range(1, attempts + 1):
-        ok, _code, error = send()
-        error = clean_remote(error)
-        if ok:
-            metrics.count_alert(channel, "sent")
-            return True, ""
-        logger.warning(
-            "scheduler alert by %s, attempt %d/%d failed: %r", channel, attempt, attempts, error
-        )
-        if error.startswith(REFUSED):
-            break  # the address rules will not change their mind
-        if attempt < attempts:
-            wait(backoff * 2 ** (attempt - 1))
-    metrics.count_alert(channel, "failed")
-    return False, error
 
 
 def _send_email(recipients: list[str], payload: dict[str, Any]) -> tuple[bool, int | None, str]:
