@@ -113,6 +113,8 @@ class JobViewSet(ActorMixin, viewsets.ModelViewSet):
             queryset = queryset.filter(is_active=params["is_active"])
         if params.get("schedule_type"):
             queryset = queryset.filter(schedule_type=params["schedule_type"])
+        if params.get("queue"):
+            queryset = queryset.filter(queue=params["queue"])
         if params.get("search"):
             queryset = queryset.search(params["search"])
         return queryset

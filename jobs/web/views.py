@@ -114,6 +114,8 @@ def job_list(request: HttpRequest) -> HttpResponse:
         jobs = jobs.in_state(wanted["state"])
     if wanted.get("active"):
         jobs = jobs.filter(is_active=wanted["active"] == "yes")
+    if wanted.get("queue"):
+        jobs = jobs.filter(queue=wanted["queue"])
     page = Paginator(jobs, JOBS_PER_PAGE).get_page(request.GET.get("page"))
     context = {"section": "jobs", "filters": filters, "page": page}
     return _fragment_or_page(request, "jobs/_job_table.html", "jobs/job_list.html", context)
