@@ -20,6 +20,7 @@ from django.utils.translation import gettext_lazy as _
 from jobs import engine
 from jobs.access import RUN_JOB, VIEW_JOB
 from jobs.admin.common import (
+    AdminScreensMixin,
     BoundedDateChangeList,
     BulkAction,
     CappedCountPaginator,
@@ -119,7 +120,7 @@ class NotificationAttemptInline(admin.TabularInline):
 
 
 @admin.register(JobHistory)
-class JobHistoryAdmin(RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
+class JobHistoryAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
     list_display = (
         "job_link",
         "scheduled",
