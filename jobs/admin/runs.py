@@ -228,8 +228,8 @@ class JobHistoryAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, adm
     def arguments_display(self, run: JobHistory) -> str | None:
         if run.arguments is None:
             return None
-        # The viewer is the admin's user (ActorMiddleware): secrets masked for users who
-        # may not change jobs (jobs.masking).
+        # The viewer is the admin's user (jobs.web.screens.admin_screen): secrets masked
+        # for users who may not change jobs (jobs.masking).
         shown = shown_arguments(current_actor().user, run.arguments)
         return json.dumps(shown, ensure_ascii=False)
 
