@@ -7,32 +7,33 @@ from django.urls import path
 from jobs.web import pause, views
 from jobs.web.screens import screens
 
-urlpatterns = screens(
-    [
-        path("", views.dashboard, name="dashboard"),
-        path("jobs/", views.job_list, name="job_list"),
-        path("jobs/new/", views.job_create, name="job_create"),
-        path("jobs/schedule-preview/", views.schedule_preview, name="schedule_preview"),
-        path("jobs/choices/", views.job_choices, name="job_choices"),
-        path("jobs/task-arguments/", views.task_arguments, name="task_arguments"),
-        # <uuid:...> answers 404 to a malformed id before any view code runs.
-        path("jobs/<uuid:job_id>/", views.job_detail, name="job_detail"),
-        path("jobs/<uuid:job_id>/edit/", views.job_edit, name="job_edit"),
-        path("jobs/<uuid:job_id>/delete/", views.job_delete, name="job_delete"),
-        path("jobs/<uuid:job_id>/run/", views.job_run, name="job_run"),
-        path("jobs/<uuid:job_id>/toggle/", views.job_toggle, name="job_toggle"),
-        path(
-            "jobs/<uuid:job_id>/changes/<int:change_id>/restore/",
-            views.job_restore,
-            name="job_restore",
-        ),
-        path("upcoming/", views.upcoming_page, name="upcoming"),
-        path("history/", views.history, name="history"),
-        path("runs/<uuid:run_id>/", views.run_detail, name="run_detail"),
-        path("runs/<uuid:run_id>/cancel/", views.run_cancel, name="run_cancel"),
-        path("scheduler/", pause.scheduler, name="scheduler"),
-        path("scheduler/pause/", pause.scheduler_pause, name="scheduler_pause"),
-        path("scheduler/resume/", pause.scheduler_resume, name="scheduler_resume"),
-        path("healthz", views.healthz, name="healthz"),
-    ]
-)
+urlpatterns = [
+    path("", views.dashboard, name="dashboard"),
+    path("jobs/", views.job_list, name="job_list"),
+    path("jobs/new/", views.job_create, name="job_create"),
+    path("jobs/schedule-preview/", views.schedule_preview, name="schedule_preview"),
+    path("jobs/choices/", views.job_choices, name="job_choices"),
+    path("jobs/task-arguments/", views.task_arguments, name="task_arguments"),
+    # <uuid:...> answers 404 to a malformed id before any view code runs.
+    path("jobs/<uuid:job_id>/", views.job_detail, name="job_detail"),
+    path("jobs/<uuid:job_id>/edit/", views.job_edit, name="job_edit"),
+    path("jobs/<uuid:job_id>/delete/", views.job_delete, name="job_delete"),
+    path("jobs/<uuid:job_id>/run/", views.job_run, name="job_run"),
+    path("jobs/<uuid:job_id>/toggle/", views.job_toggle, name="job_toggle"),
+    path(
+        "jobs/<uuid:job_id>/changes/<int:change_id>/restore/",
+        views.job_restore,
+        name="job_restore",
+    ),
+    path("upcoming/", views.upcoming_page, name="upcoming"),
+    path("history/", views.history, name="history"),
+    path("runs/<uuid:run_id>/", views.run_detail, name="run_detail"),
+    path("runs/<uuid:run_id>/cancel/", views.run_cancel, name="run_cancel"),
+    path("scheduler/", pause.scheduler, name="scheduler"),
+    path("scheduler/pause/", pause.scheduler_pause, name="scheduler_pause"),
+    path("scheduler/resume/", pause.scheduler_resume, name="scheduler_resume"),
+    path("healthz", views.healthz, name="healthz"),
+]
+
+# Every view above, whatever the project's middleware (jobs/web/screens.py).
+urlpatterns = screens(urlpatterns)
