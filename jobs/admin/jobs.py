@@ -23,6 +23,7 @@ from jobs import access, engine
 from jobs.access import RUN_JOB
 from jobs.admin.changes import changes_of_job_url
 from jobs.admin.common import (
+    AdminScreensMixin,
     BulkAction,
     LeanListMixin,
     badge,
@@ -184,7 +185,7 @@ class JobAdminForm(ChainFieldsMixin, JobAlertsForm):
 
 
 @admin.register(Job)
-class JobAdmin(LeanListMixin, admin.ModelAdmin):
+class JobAdmin(AdminScreensMixin, LeanListMixin, admin.ModelAdmin):
     form = JobAdminForm
     # A search as you type (the admin's own, JobQuerySet.search through
     # get_search_results): a select of 10,000 jobs would be a page of its own.
