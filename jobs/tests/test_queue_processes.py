@@ -7,6 +7,8 @@ test database; the processes connect to it)."""
 
 from __future__ import annotations
 
+import os
+import secrets
 import time
 from datetime import timedelta
 
@@ -14,7 +16,7 @@ import pytest
 from django.utils import timezone
 
 from jobs.models import Job, JobHistory, RunStatus
-from jobs.tests.processes import scheduler, wait_until
+from jobs.tests.processes import huey_worker, scheduler, wait_until
 
 pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True)]
 
@@ -110,3 +112,38 @@ def test_runscheduler_refuses_bad_queue_limits_with_the_checks_message():
         assert "jobs.E012" in log and "reports" in log, log
     finally:
         proc.cleanup()
+
+
+@pytest.fixture
+def huey_env() -> dict[str, str]:
+    """The Redis the tests may use, with a Huey queue prefix of this test's own."""
+    url = os.environ.get("JOBS_TEST_REDIS_URL", "redis://127.0.0.1:6379/1")
+    try:
+        import redis
+
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except Exception as error:  # pragma: no cover - no Redis on this machine
+        pytest.skip(f"no Redis at {url}: {error}")
+    return {
+        "REDIS_URL": url,
+        "HUEY_QUEUE": f"queues-{secrets.token_hex(4)}",
+        "JOBS_HUEY_QUEUES": "reports",
+        "JOBS_SIM_FAILURE_RATE": 0,
+    }
+
+
+def test_with_huey_each_queue_goes_to_the_workers_that_consume_it(huey_env):
+    jobs_due("report", 3, "reports", in_seconds=2, sim_min_seconds=0, sim_max_seconds=0)
+    jobs_due("backup", 3, "default", in_seconds=2, sim_min_seconds=0, sim_max_seconds=0)
+    reports = huey_worker(**huey_env, JOBS_HUEY_CONSUME_QUEUE="reports")
+    others = huey_worker(**huey_env)
+    proc = scheduler(**huey_env)
+    try:
+        wait_until(lambda: all_succeeded(6), timeout=60, interval=0.1)
+    finally:
+        for each in (proc, reports, others):
+            each.stop(timeout=30)
+            each.cleanup()
+    for queue, worker in (("reports", reports), ("default", others)):
+        names = set(JobHistory.objects.filter(queue=queue).values_list("worker", flat=True))
+        assert all(f":{worker.pid}/huey-" in name for name in names), (queue, names)
