@@ -255,13 +255,14 @@ class WorkerPool:
 
     def _worker_loop(self, worker: str) -> None:
         batch_size = 1
+        take_size = 1  # runs taken at once from a limited queue, grown like batch_size
         try:
             while True:
                 first = self._queue.get()
                 if first is _STOP:
                     return
                 if isinstance(first, _Marker):
-                    self._take(first, worker)
+                    take_size = self._take(first, worker, take_size)
                     continue
                 tickets = [first]
                 marker = None
@@ -284,36 +285,41 @@ class WorkerPool:
                 fast = not handed_back and time.monotonic() - began < 0.02 * len(tickets)
                 batch_size = min(MAX_WORKER_BATCH, batch_size * 2) if fast else 1
                 if marker is not None:
-                    self._take(marker, worker)
+                    take_size = self._take(marker, worker, take_size)
         finally:
             connection.close()
 
-    def _take(self, marker: _Marker, worker: str) -> None:
-        """Take the best waiting run of a limited queue with room, and execute it; then,
-        while one is taken, queue another take behind the runs already queued (a freed
-        slot is reused at once, and the other queues get their turn)."""
+    def _take(self, marker: _Marker, worker: str, most: int) -> int:
+        """Take the best waiting runs of a limited queue with room (at most `most`), and
+        execute them; then, while some are taken, queue another take behind the runs
+        already queued (a freed slot is reused at once, and the other queues get their
+        turn). Returns how many to take next time: twice as many while runs are instant,
+        one as soon as one is not (the runs taken hold their slots until they end, and a
+        batch that runs out of time hands the rest back to pending)."""
         taken: list[RunTicket] = []
+        handed_back: list[RunTicket] = []
+        began = time.monotonic()
         try:
             if self._stopping.is_set():
-                return
+                return most
             with self._local_lock:
                 names = sorted(self._ready_limited)
             for name in names:
                 try:
-                    taken = engine.take(name, worker)
+                    taken = engine.take(name, worker, most=most)
                 except Exception:
                     logger.exception("worker %s could not take a run of queue %r", worker, name)
                     close_old_connections()
-                    return
+                    return 1
                 if taken:
                     break
                 with self._local_lock:
                     self._ready_limited.discard(name)  # full, or nothing waits: ask later
             if not taken:
-                return
+                return most
             with self._local_lock:
                 self._local.update(t.run_key for t in taken)
-            self._run_tickets(taken, worker, started=True)
+            handed_back = self._run_tickets(taken, worker, started=True)
         finally:
             with self._local_lock:
                 self._local.discard(marker.key)
@@ -321,8 +327,10 @@ class WorkerPool:
                 if not self._local:
                     self._idle.notify_all()
         if taken:
-            # This worker's slot is free again: its queue may have more waiting.
+            # This worker's slots are free again: its queue may have more waiting.
             self._offer_takes({t.queue for t in taken}, 1)
+        fast = not handed_back and time.monotonic() - began < 0.02 * max(len(taken), 1)
+        return min(MAX_WORKER_BATCH, most * 2) if fast else 1
 
     def _run_tickets(
         self, tickets: list[RunTicket], worker: str, *, started: bool = False

@@ -111,12 +111,12 @@ SELECT pg_advisory_xact_lock(1785686898, hashtext(%s))
 -- jobs_run_running_heartbeat (as many as are running); the keys by primary key.
 -- params: worker, now, now, now, keys, queue, limit, queue
 UPDATE {run_table} SET status = {running}, worker = %s, started_at = %s, heartbeat_at = %s
- WHERE id IN (
+ WHERE id = ANY(ARRAY(
    SELECT id FROM {run_table}
     WHERE status = {pending} AND not_before <= %s AND id IN ({keys}) AND queue = %s
     ORDER BY priority DESC, not_before
     LIMIT GREATEST(0, %s - (SELECT COUNT(*) FROM {run_table}
-                             WHERE status = {running} AND queue = %s)))
+                             WHERE status = {running} AND queue = %s))))
 RETURNING id
 
 -- name: take_runs
@@ -125,15 +125,17 @@ RETURNING id
 -- for `worker`, after lock_queue: what an idle worker takes instead of holding runs of a
 -- limited queue in memory. An ordered walk of jobs_run_pending_queue from (queue,
 -- highest priority), skipping only runs still in their backoff; the running runs
--- counted as in start_limited_runs.
+-- counted as in start_limited_runs. Differs from SQLite: `= ANY(ARRAY(...))`, so that
+-- the runs chosen are then updated by primary key (a plain `IN (subquery)` let the
+-- planner join it to a scan of the table, whose cost grows with the history).
 -- params: worker, now, now, queue, now, most, limit, queue
 UPDATE {run_table} SET status = {running}, worker = %s, started_at = %s, heartbeat_at = %s
- WHERE id IN (
+ WHERE id = ANY(ARRAY(
    SELECT id FROM {run_table}
     WHERE status = {pending} AND queue = %s AND not_before <= %s
     ORDER BY priority DESC, not_before
     LIMIT GREATEST(0, LEAST(%s, %s - (SELECT COUNT(*) FROM {run_table}
-                                       WHERE status = {running} AND queue = %s))))
+                                       WHERE status = {running} AND queue = %s)))))
 RETURNING id
 
 -- name: queue_room
