@@ -10,7 +10,10 @@ class JobsConfig(AppConfig):
     def ready(self) -> None:
         # The engine emits events; what acts on them subscribes here, so the engine
         # never imports alerting code.
-        from jobs import alerts
+        from jobs import (
+            alerts,
+            queue_checks,  # noqa: F401 - registers the checks of the queue settings
+        )
         from jobs.alerts import checks as alert_checks  # noqa: F401 - registers its checks
         from jobs.engine import events
         from jobs.metrics import checks  # noqa: F401 - registers the deploy checks

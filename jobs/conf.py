@@ -48,6 +48,11 @@ DEFAULTS: dict[str, Any] = {
     "REDIS_URL": "",
     "JOBS_REDISPATCH_SECONDS": 60.0,
     "JOBS_HUEY_PERIODIC_PASS": False,
+    # Queues: limits across every process ("reports=2,default=20"), the job queues with a
+    # Huey queue of their own, and the one a run_huey process consumes.
+    "JOBS_QUEUE_LIMITS": "",
+    "JOBS_HUEY_QUEUES": (),
+    "JOBS_HUEY_CONSUME_QUEUE": "",
     # The screens.
     "JOBS_UI_POLL_SECONDS": 3.0,
     "JOBS_DASHBOARD_CACHE_SECONDS": 5.0,

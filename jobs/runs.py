@@ -47,6 +47,11 @@ class RunTicket:
     # None for a simulated run, which reads none).
     executor: str = "simulated"
     arguments: dict | None = None
+    # The run's queue (the worker pool that may execute it) and its priority there, as
+    # copied from its job when the run was inserted: the pool and the Huey hand-off route
+    # by them (jobs/runtime/pool.py).
+    queue: str = "default"
+    priority: int = 0
 
     @property
     def final_attempt(self) -> bool:

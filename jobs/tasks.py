@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from huey import RedisHuey, crontab
-from huey.contrib.djhuey import db_periodic_task, db_task, on_shutdown
+from huey.contrib.djhuey import HUEY, db_periodic_task, db_task, on_shutdown
 
-from jobs import alerts, conf
+from jobs import alerts, conf, queues
 from jobs.alerts import health
 from jobs.huey_serializer import JSONSerializer
+from jobs.runs import RunTicket
 from jobs.runtime import worker
 from jobs.runtime.pool import HueyHandoff
 from jobs.runtime.scheduler import Scheduler
@@ -29,37 +30,16 @@ RUNS_PER_MESSAGE = 50
 @db_task(name="jobs.execute_runs")
 def execute_runs(run_keys: list[str]) -> int:
     """Execute handed-out runs (each starts once, however often its message arrives)."""
-    return worker.execute_handed_out(run_keys, resend=send_runs)
+    return worker.execute_handed_out(run_keys, resend=_resend)
 
 
-def send_runs(run_keys: list[str]) -> int:
-    """Hand runs to the Huey workers, RUNS_PER_MESSAGE at a time."""
-    for start in range(0, len(run_keys), RUNS_PER_MESSAGE):
-        execute_runs(run_keys[start : start + RUNS_PER_MESSAGE])
-    return len(run_keys)
+def _resend(tickets: list[RunTicket]) -> None:
+    """Runs a worker handed back: out again, each to the Huey queue of its queue."""
+    handoff().send_tickets(tickets)
 
 
-@functools.cache
-def _shell_queue_task(queue: str) -> Any:
-    """`execute_runs` on the Huey queue of the shell workers (JOBS_SHELL_HUEY_QUEUE):
-    the same task name, so that a `run_huey` started with HUEY_QUEUE=<queue> runs it."""
-    shell_huey = RedisHuey(
-        name=queue,
-        url=conf.setting("REDIS_URL"),
-        results=False,
-        utc=True,
-        serializer=JSONSerializer(),
-    )
-    return shell_huey.task(name="jobs.execute_runs")(execute_runs.func)
-
-
-def shell_sender() -> Callable[[list[str]], int] | None:
-    """Where shell runs go when JOBS_SHELL_HUEY_QUEUE names a queue of their own (the
-    workers of another OS user, docs/deployment.md); None: with the others."""
-    queue = conf.setting("JOBS_SHELL_HUEY_QUEUE")
-    if not queue or not conf.uses_huey():
-        return None
-    task = _shell_queue_task(queue)
+def _chunked(task: Any) -> Callable[[list[str]], int]:
+    """A sender of runs through `task`, RUNS_PER_MESSAGE per message."""
 
     def send(run_keys: list[str]) -> int:
         for start in range(0, len(run_keys), RUNS_PER_MESSAGE):
@@ -67,6 +47,61 @@ def shell_sender() -> Callable[[list[str]], int] | None:
         return len(run_keys)
 
     return send
+
+
+@functools.cache
+def _task_on(huey_queue: str) -> Any:
+    """`execute_runs` on the Huey queue `huey_queue`: the same task name, so that a
+    `run_huey` consuming that queue (HUEY_QUEUE, JOBS_HUEY_CONSUME_QUEUE) runs it."""
+    if huey_queue == HUEY.name:
+        return execute_runs
+    other = RedisHuey(
+        name=huey_queue,
+        url=conf.setting("REDIS_URL"),
+        results=False,
+        utc=True,
+        serializer=JSONSerializer(),
+    )
+    return other.task(name="jobs.execute_runs")(execute_runs.func)
+
+
+def send_runs(run_keys: list[str]) -> int:
+    """Hand runs to the Huey workers of HUEY_QUEUE, RUNS_PER_MESSAGE at a time."""
+    return _sender_to(queues.huey_prefix())(run_keys)
+
+
+@functools.cache
+def _sender_to(huey_queue: str) -> Callable[[list[str]], int]:
+    if huey_queue == HUEY.name:
+        return _chunked(execute_runs)
+    return _chunked(_task_on(huey_queue))
+
+
+def queue_sender(queue: str) -> Callable[[list[str]], int] | None:
+    """Where runs of job queue `queue` go when JOBS_HUEY_QUEUES lists it (the Huey queue
+    HUEY_QUEUE-<queue>); None: to HUEY_QUEUE, with every queue not listed."""
+    target = queues.huey_target(queue)
+    if target == queues.huey_prefix() or not conf.uses_huey():
+        return None
+    return _sender_to(target)
+
+
+def shell_sender() -> Callable[[list[str]], int] | None:
+    """Where shell runs go when JOBS_SHELL_HUEY_QUEUE names a queue of their own (the
+    workers of another OS user, docs/deployment.md), whatever their job's queue; None:
+    with the others."""
+    queue = conf.setting("JOBS_SHELL_HUEY_QUEUE")
+    if not queue or not conf.uses_huey():
+        return None
+    return _sender_to(queue)
+
+
+def handoff(served: Collection[str] | None = None) -> HueyHandoff:
+    """The hand-off of a scheduler (or a worker handing runs back) to the Huey queues:
+    shell runs to JOBS_SHELL_HUEY_QUEUE, the others by their queue (JOBS_HUEY_QUEUES).
+    `served`: the queues this process hands out (None: all)."""
+    route = queue_sender if queues.huey_queues() else None
+    return HueyHandoff(send_runs, send_shell=shell_sender(), route=route, queues=served)
 
 
 @on_shutdown()
@@ -84,7 +119,7 @@ def scheduler_pass() -> None:
     """
     if not conf.setting("JOBS_HUEY_PERIODIC_PASS"):
         return
-    stats = Scheduler(handoff=HueyHandoff(send_runs, send_shell=shell_sender())).run_pass()
+    stats = Scheduler(handoff=handoff()).run_pass()
     # Without runscheduler, this pass is the scheduler that notices it is down.
     health.watch()
     logger.info(

@@ -354,6 +354,13 @@ JOBS_LIVE_LOG_SECONDS = env_float("JOBS_LIVE_LOG_SECONDS", 1.0, minimum=0.1, max
 # any number of machines execute them. Without it, runscheduler runs them in its threads.
 REDIS_URL = env_str("REDIS_URL", "")
 HUEY_QUEUE = env_str("HUEY_QUEUE", "jobs")
+# The job queues whose runs go to a Huey queue of their own, named HUEY_QUEUE-<queue>
+# (README: "Queues"); runs of any other queue go to HUEY_QUEUE. The same on every process.
+JOBS_HUEY_QUEUES = env_list("JOBS_HUEY_QUEUES", [])
+# Which of those a `run_huey` process consumes (empty: HUEY_QUEUE, the runs of every queue
+# not listed). Names are checked by the system checks (jobs/queue_checks.py).
+JOBS_HUEY_CONSUME_QUEUE = env_str("JOBS_HUEY_CONSUME_QUEUE", "").strip()
+_huey_name = f"{HUEY_QUEUE}-{JOBS_HUEY_CONSUME_QUEUE}" if JOBS_HUEY_CONSUME_QUEUE else HUEY_QUEUE
 if REDIS_URL:
     if not REDIS_URL.startswith(("redis://", "rediss://", "unix://")) or not redis_url_parses(
         REDIS_URL
@@ -364,7 +371,7 @@ if REDIS_URL:
         )
     HUEY = {
         "huey_class": "huey.RedisHuey",
-        "name": HUEY_QUEUE,
+        "name": _huey_name,
         "url": REDIS_URL,
         "immediate": False,
         # Outcomes are recorded on the runs; Huey need not keep task results.
@@ -390,6 +397,12 @@ else:
 JOBS_REDISPATCH_SECONDS = env_float("JOBS_REDISPATCH_SECONDS", 60.0, minimum=1.0)
 # For deployments that run only Huey consumers: a scheduler pass every minute.
 JOBS_HUEY_PERIODIC_PASS = env_bool("JOBS_HUEY_PERIODIC_PASS", False)
+
+# --- queues (README: "Queues") -------------------------------------------------------------
+# The most runs of a queue running at once across every process, as "reports=2,default=20";
+# queues not named have no limit. The same on every process. Read by jobs.conf and checked
+# by a system check (a bad value stops runscheduler with a message naming it).
+JOBS_QUEUE_LIMITS = env_str("JOBS_QUEUE_LIMITS", "")
 
 
 # --- JSON API, metrics and alerts (README: "API", "Metrics", "Alerts") ------------------

@@ -6,9 +6,10 @@ import statistics
 import time
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.utils import timezone
 
-from jobs.bench.data import insert_interval_jobs, set_due
+from jobs.bench.data import insert_interval_jobs, set_due, spread_over_queues
 from jobs.bench.lag import percentile
 from jobs.bench.machine import RssSampler, cpu_seconds, rss_mb
 from jobs.bench.progress import Progress
@@ -18,8 +19,19 @@ from jobs.models import JobHistory
 from jobs.runtime.scheduler import Scheduler
 
 
-def run(jobs: int, workers: int, progress: Progress | None = None) -> Result:
-    """`jobs` jobs due at the same instant, instant simulation, one scheduler process."""
+def run(
+    jobs: int,
+    workers: int,
+    progress: Progress | None = None,
+    *,
+    queues: int = 1,
+    queue_limit: int = 0,
+) -> Result:
+    """`jobs` jobs due at the same instant, instant simulation, one scheduler process.
+
+    With `queues` > 1 the jobs are spread evenly over queues q0, q1...; with
+    `queue_limit`, each of those queues has that limit (JOBS_QUEUE_LIMITS), so the runs
+    are taken by the workers from the database rather than queued in memory."""
     progress = progress or Progress(silent=True)
     progress(f"burst: creating {jobs:,} jobs", jobs)
     insert_interval_jobs(
@@ -28,6 +40,11 @@ def run(jobs: int, workers: int, progress: Progress | None = None) -> Result:
         timedelta(hours=1),
         progress=progress,
     )
+    names = [f"q{index}" for index in range(queues)] if queues > 1 else ["default"]
+    if queues > 1:
+        spread_over_queues(names)
+    if queue_limit:
+        settings.JOBS_QUEUE_LIMITS = ",".join(f"{name}={queue_limit}" for name in names)
     scheduler = Scheduler(workers=workers, executor=SimulatedExecutor(min_seconds=0, max_seconds=0))
     set_due(timezone.now())
     progress(f"burst: running {jobs:,} jobs")
@@ -46,6 +63,8 @@ def run(jobs: int, workers: int, progress: Progress | None = None) -> Result:
     return {
         "jobs": jobs,
         "workers": workers,
+        "queues": queues,
+        "queue_limit": queue_limit,
         **_runs_figures(rows, jobs, began),
         "wall_s": round(elapsed, 3),
         **_lag_figures(rows),

@@ -169,3 +169,13 @@ def set_due(at: datetime, *, names_below: str | None = None) -> None:
 def delete_runs() -> None:
     with connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM {RUN_TABLE}")
+
+
+def spread_over_queues(names: list[str]) -> None:
+    """Put the jobs in these queues in turn (by id order: evenly, and mixed in due
+    order), one UPDATE per queue."""
+    ids = list(Job.objects.order_by("id").values_list("id", flat=True))
+    for index, name in enumerate(names):
+        chosen = ids[index :: len(names)]
+        for start in range(0, len(chosen), 900):
+            Job.objects.filter(pk__in=chosen[start : start + 900]).update(queue=name)

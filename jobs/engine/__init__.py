@@ -5,6 +5,8 @@ claim -> start -> finish (-> retry), and reap, as the README's "life of a run" t
 - lifecycle.py: start, heartbeat, release, finish and the retries of failures;
 - reap.py: runs whose worker died or that are long past their timeout;
 - work.py: ready runs for the workers, hand-outs to Huey, when to wake up;
+- slots.py: queues with a limit (JOBS_QUEUE_LIMITS): starts that count, and taking the
+  best waiting run when a slot frees;
 - actions.py: what operators do (run now, retry, cancel);
 - live.py: the output so far of running runs (the live log).
 - pause.py: pausing the whole scheduler and resuming it (maintenance mode).
@@ -28,6 +30,7 @@ from jobs.engine.lifecycle import finish, heartbeat, release, start
 from jobs.engine.live import write_live_logs
 from jobs.engine.pause import pause, pause_window, resume, settle_expired
 from jobs.engine.reap import reap
+from jobs.engine.slots import free_slots, take
 from jobs.engine.work import (
     Wake,
     dispatch_ready,
@@ -36,6 +39,7 @@ from jobs.engine.work import (
     ready_tickets,
     running_among,
     tickets_for,
+    undispatch,
     wake_up,
 )
 
@@ -47,6 +51,7 @@ __all__ = [
     "claim_due",
     "dispatch_ready",
     "finish",
+    "free_slots",
     "heartbeat",
     "mark_dispatched",
     "next_wake_at",
@@ -61,7 +66,9 @@ __all__ = [
     "running_among",
     "settle_expired",
     "start",
+    "take",
     "tickets_for",
+    "undispatch",
     "wake_up",
     "write_live_logs",
 ]

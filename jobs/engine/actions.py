@@ -47,6 +47,9 @@ def run_now(
                     trigger=Trigger.MANUAL,
                     created_at=now,
                     arguments=arguments,
+                    # The job's pool and its place there, as for a scheduled run.
+                    queue=job.queue,
+                    priority=job.priority,
                 )
                 record_run_action(job.pk, job.name, ChangeAction.RUN_NOW, run.pk)
                 return run
@@ -86,6 +89,10 @@ def retry_run(run: JobHistory, now: datetime | None = None) -> JobHistory:
         highest = attempts.aggregate(highest=Max("attempt"))["highest"] or run.attempt
         if highest > run.attempt:
             raise RetryRefused(gettext("This run has already been retried."))
+        # The next attempt goes to the job's queue as it is now, as automatic retries do.
+        queue, priority = Job.objects.filter(pk=run.job_id).values_list(
+            "queue", "priority"
+        ).first() or (run.queue, run.priority)
         try:
             with transaction.atomic():
                 retry = JobHistory.objects.create(
@@ -98,6 +105,8 @@ def retry_run(run: JobHistory, now: datetime | None = None) -> JobHistory:
                     created_at=now,
                     # The next attempt runs with what the failed one ran with.
                     arguments=arguments,
+                    queue=queue,
+                    priority=priority,
                 )
         except IntegrityError:
             # Someone (an operator or the scheduler) created that attempt just now.

@@ -72,6 +72,7 @@ class _Start(NamedTuple):
     status: str
     log: str
     cause: Cause
+    target: ChainLink  # the job it starts: its queue and priority are the run's
 
 
 def final(ticket: RunTicket, succeeded: bool) -> bool:
@@ -178,7 +179,9 @@ def _decide(
 
     def add(target: ChainLink, at: datetime) -> str:
         key = new_key()
-        starts.append(_Start(key, target.key, at, _PENDING, "", planned.causes[(target.key, at)]))
+        starts.append(
+            _Start(key, target.key, at, _PENDING, "", planned.causes[(target.key, at)], target)
+        )
         return key
 
     guarded: dict[str, list[datetime]] = {}
@@ -204,6 +207,7 @@ def _decide(
             _SKIPPED,
             row.log,
             planned.causes[(row.job_key, row.scheduled_for)],
+            planned.targets[row.job_key],
         )
         for row in decided.skipped
     ]
@@ -229,6 +233,8 @@ def _insert(ops: Operations, starts: list[_Start], now: datetime) -> list[_Start
                 db_now,
                 None if start.status == _PENDING else db_now,
                 start.cause.run_key,
+                start.target.queue,
+                start.target.priority,
             )
             for start in waiting
         ]

@@ -85,6 +85,8 @@ class ScheduledRun:
                 self.db_now,
                 self.db_dispatched_at,
                 db_arguments,
+                job.queue,
+                job.priority,
             )
         )
         self.plan.tickets.append(
@@ -103,6 +105,8 @@ class ScheduledRun:
                 sim_max_seconds=job.sim_max_seconds,
                 executor=job.executor,
                 arguments=arguments,
+                queue=job.queue,
+                priority=job.priority,
             )
         )
         return key

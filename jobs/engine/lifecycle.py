@@ -13,7 +13,8 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from jobs.engine import chains, events
+from jobs import queues
+from jobs.engine import chains, events, slots
 from jobs.engine.logs import safe_log
 from jobs.engine.rows import latest_per_job, retry_runs
 from jobs.models import RunStatus
@@ -31,14 +32,20 @@ def start(
     """Move pending runs to running, for `worker`. Returns the ones this worker won.
 
     A run that is no longer pending (another worker started it, it was cancelled or
-    deleted) is simply not returned.
+    deleted), or whose queue is at its limit (JOBS_QUEUE_LIMITS: it stays pending), is
+    simply not returned.
     """
     if not tickets:
         return []
     s = store()
     db_now = s.adapt_datetime(now or timezone.now())
+    limits = queues.limits()
     with s.transaction() as ops:
-        won = ops.start_runs([t.run_key for t in tickets], worker, db_now)
+        if limits:
+            # Runs of queues with a limit start only while their queue has room.
+            won = slots.start(ops, tickets, worker, db_now, limits)
+        else:
+            won = ops.start_runs([t.run_key for t in tickets], worker, db_now)
     return [t for t in tickets if t.run_key in won]
 
 
@@ -106,7 +113,7 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
         ops.record_on_jobs(outcomes)
         retries = retry_runs(s, ((r.ticket, r.finished_at) for r in owned if not r.succeeded))
         if retries:
-            ops.insert_runs(retries)
+            ops.insert_retry_runs(retries)
         if chaining:
             chains.start(ops, chains.causes(owned), chaining, timezone.now())
     return len(owned)

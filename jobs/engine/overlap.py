@@ -39,6 +39,12 @@ class PolicyHolder(Protocol):
     @property
     def overlap_policy(self) -> str: ...
 
+    @property
+    def queue(self) -> str: ...
+
+    @property
+    def priority(self) -> int: ...
+
 
 class Guarded(NamedTuple):
     """A job whose overlap policy must look at its runs before it runs again: claimed, or
@@ -86,7 +92,9 @@ def plan(
                 "(overlap policy: replace).\n"
             )
         for scheduled_for in to_skip:
-            decided.skipped.append(SkippedRun(new_key(), job.key, scheduled_for, note))
+            decided.skipped.append(
+                SkippedRun(new_key(), job.key, scheduled_for, note, job.queue, job.priority)
+            )
         for scheduled_for in to_run:
             key = add_run(job, scheduled_for)
             if job.overlap_policy != _FORBID:

@@ -64,7 +64,7 @@ def _reap_lost(now: datetime, limit: int) -> int:
         ops.record_on_jobs(latest_per_job(outcomes))
         retries = retry_runs(s, ((run.ticket, now) for run in lost))
         if retries:
-            ops.insert_runs(retries)
+            ops.insert_retry_runs(retries)
         _start_chains(ops, results, now)
     return len(lost)
 
@@ -140,6 +140,6 @@ def _reap_overdue(now: datetime, limit: int) -> int:
         )
         retries = retry_runs(s, ((run.ticket, now) for run in timed_out))
         if retries:
-            ops.insert_runs(retries)
+            ops.insert_retry_runs(retries)
         _start_chains(ops, [RunResult(run.ticket, False, "", now, now) for run in timed_out], now)
     return len(timed_out)

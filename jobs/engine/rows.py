@@ -7,13 +7,12 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from jobs import schedules
-from jobs.models import RunStatus, Trigger
+from jobs.models import RunStatus
 from jobs.runs import RunTicket, new_key
 from jobs.sql.base import Store
-from jobs.sql.rows import JobOutcome, NewRun
+from jobs.sql.rows import JobOutcome, NewRun, RetryRun
 
 _PENDING = RunStatus.PENDING.value
-_RETRY = Trigger.RETRY.value
 
 
 # A NamedTuple's own __new__ is a Python function; tuple.__new__ makes the same row with
@@ -30,11 +29,14 @@ def pending_run(
     trigger: str,
     db_not_before: object,
     db_now: object,
-    db_dispatched_at: object = None,
-    db_arguments: object = None,
+    db_dispatched_at: object,
+    db_arguments: object,
+    queue: str,
+    priority: int,
 ) -> NewRun:
     """A pending run to insert, from values already adapted by the store (`db_now`: one
-    value for a whole batch; `db_arguments`: JSON text, None for a simulated run)."""
+    value for a whole batch; `db_arguments`: JSON text, None for a simulated run), in its
+    job's queue with its priority."""
     return _make_row(
         NewRun,
         (
@@ -50,6 +52,8 @@ def pending_run(
             db_now,
             db_dispatched_at,
             db_arguments,
+            queue,
+            priority,
         ),
     )
 
@@ -58,25 +62,24 @@ def retry_runs(
     store: Store,
     failed: Iterable[tuple[RunTicket, datetime]],
     rng: random.Random | None = None,
-) -> list[NewRun]:
+) -> list[RetryRun]:
     """Pending next attempts for failed attempts that have retries left, with the
-    arguments the failed attempt ran with."""
+    arguments the failed attempt ran with (the statement gives each its job's queue and
+    priority)."""
     rows = []
+    dt = store.adapt_datetime
     for ticket, failed_at in failed:
         if ticket.final_attempt:
             continue
         delay = schedules.retry_delay(ticket.attempt, ticket.retry_backoff_seconds, rng)
-        dt = store.adapt_datetime
         rows.append(
-            pending_run(
+            RetryRun(
                 new_key(),
                 ticket.job_key,
                 dt(ticket.scheduled_for),
                 ticket.attempt + 1,
-                _RETRY,
                 dt(failed_at + delay),
                 dt(failed_at),
-                None,
                 store.adapt_json(ticket.arguments),
             )
         )

@@ -3,29 +3,61 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
+from itertools import zip_longest
 from typing import NamedTuple
 
 from django.utils import timezone
 
 from jobs import conf
+from jobs import queues as queue_settings
 from jobs.models import PauseWindow
 from jobs.runs import RunTicket
 from jobs.sql import store
 
 
-def ready_tickets(now: datetime | None = None, *, limit: int = 500) -> list[RunTicket]:
-    """Pending runs that may start now, oldest first: retries whose backoff is over, runs
-    someone pressed "run now" for, and runs a dead scheduler claimed but never started."""
+def ready_tickets(
+    now: datetime | None = None,
+    *,
+    limit: int = 500,
+    queues: Collection[str] | None = None,
+    skip: Collection[str] = (),
+) -> list[RunTicket]:
+    """Pending runs that may start now: retries whose backoff is over, runs someone
+    pressed "run now" for, and runs a dead scheduler claimed but never started.
+
+    Of `queues` (None: every queue that has pending runs) but those in `skip`; each
+    queue's best first (priority, then the earliest start), the queues taken in turn, at
+    most `limit` in all."""
     s = store()
+    db_now = s.adapt_datetime(now or timezone.now())
     with s.reading() as ops:
-        return ops.ready_runs(s.adapt_datetime(now or timezone.now()), limit)
+        names = sorted(queues) if queues is not None else ops.pending_queues()
+        found = [ops.ready_runs(name, db_now, limit) for name in names if name not in skip]
+    return _in_turn(found, limit)
 
 
-def dispatch_ready(now: datetime | None = None, *, limit: int = 500) -> list[RunTicket]:
+def _in_turn(per_queue: list[list[RunTicket]], limit: int) -> list[RunTicket]:
+    """One list from each queue's best-first list: the first of each, then the second
+    of each..., so that no queue waits behind another's backlog."""
+    if len(per_queue) == 1:
+        return per_queue[0][:limit]
+    merged = [t for row in zip_longest(*per_queue) for t in row if t is not None]
+    return merged[:limit]
+
+
+def dispatch_ready(
+    now: datetime | None = None,
+    *,
+    limit: int = 500,
+    queues: Collection[str] | None = None,
+) -> list[RunTicket]:
     """Pending runs to hand to Huey now: ready ones never handed out, and ones handed out
     more than JOBS_REDISPATCH_SECONDS ago that nobody started (the message was lost).
+
+    Of `queues` (None: every queue that has pending runs); a queue with a limit hands out
+    no more than it has room for now (a worker's start checks the limit again).
 
     Each is stamped as handed out by a conditional update, so of several schedulers
     looking at once only one sends it (and a duplicate would still start it only once).
@@ -34,12 +66,31 @@ def dispatch_ready(now: datetime | None = None, *, limit: int = 500) -> list[Run
     s = store()
     db_now = s.adapt_datetime(now)
     db_cutoff = s.adapt_datetime(now - conf.redispatch_after())
+    limits = queue_settings.limits()
     with s.transaction() as ops:
-        candidates = ops.undispatched_runs(db_now, db_cutoff, limit)
+        names = sorted(queues) if queues is not None else ops.pending_queues()
+        found = []
+        for name in names:
+            most = limit
+            if name in limits:
+                room = ops.queue_room(name, db_now, limits[name])
+                most = min(limit, max(0, limits[name] - room.running))
+            if most:
+                found.append(ops.undispatched_runs(name, db_now, db_cutoff, most))
+        candidates = _in_turn(found, limit) if found else []
         if not candidates:
             return []
         won = ops.stamp_dispatched([t.run_key for t in candidates], db_now, db_cutoff)
     return [t for t in candidates if t.run_key in won]
+
+
+def undispatch(run_keys: Sequence[str]) -> None:
+    """Handed-out runs a Huey worker could not start because their queue was at its
+    limit: the next pass hands them out again (not JOBS_REDISPATCH_SECONDS later)."""
+    if not run_keys:
+        return
+    with store().transaction() as ops:
+        ops.undispatch_runs(list(run_keys))
 
 
 def mark_dispatched(run_keys: Sequence[str], now: datetime | None = None) -> None:

@@ -240,15 +240,25 @@ class JobHistory(models.Model):
         verbose_name = _("run")
         verbose_name_plural = _("runs")
         indexes = [
-            # engine.ready_tickets and JobHistoryQuerySet.ready: pending runs by start
-            # time. Partial, so it stays as small as the backlog, however long the history
-            # grows.
+            # JobHistoryQuerySet.ready and the next retry's wake-up (next_wake_at): pending
+            # runs by start time. Partial, so it stays as small as the backlog, however
+            # long the history grows.
             # The statement active_runs (jobs/sql/sqlite/queries.sql) names it and the next
             # one in INDEXED BY on SQLite.
             models.Index(
                 fields=["not_before"],
                 condition=Q(status=RunStatus.PENDING),
                 name="jobs_run_pending_ready",
+            ),
+            # The pending runs a process may start, by queue, then priority (higher
+            # first), then start time: the feeds and hand-outs of one queue
+            # (ready_runs, undispatched_runs), the starts of a queue with a limit
+            # (take_runs), and the queues that have pending runs at all (pending_queues,
+            # one step of the index per queue). Partial like the one above.
+            models.Index(
+                fields=["queue", "-priority", "not_before"],
+                condition=Q(status=RunStatus.PENDING),
+                name="jobs_run_pending_queue",
             ),
             # engine.reap: running runs with an old heartbeat.
             models.Index(

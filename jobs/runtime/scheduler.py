@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -54,7 +55,11 @@ class PassStats:
 
 class Scheduler:
     """Passes of claims, feeding and reaping; the runs go to `handoff`: a WorkerPool of
-    this process's threads (the default), or a HueyHandoff to `run_huey` workers."""
+    this process's threads (the default), or a HueyHandoff to `run_huey` workers.
+
+    `queues`: the queues whose runs the WorkerPool executes (None: all). Every scheduler
+    claims the due jobs of every queue, whatever it serves, so no occurrence is late
+    because of where its workers are: a run of a queue not served here waits pending."""
 
     def __init__(
         self,
@@ -64,6 +69,7 @@ class Scheduler:
         executor: Executor | None = None,
         name: str | None = None,
         handoff: HueyHandoff | None = None,
+        queues: Collection[str] | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
@@ -83,6 +89,8 @@ class Scheduler:
             context=self.context,
             heartbeater=Heartbeater(),
             wake=self._wake.set,
+            # Claims take every queue's due jobs; only these queues' runs execute here.
+            queues=queues,
         )
         # SQLite: the log is checkpointed by a thread of its own, not inside a commit
         # that holds the writer lock (jobs/sql/sqlite/wal.py).
@@ -188,12 +196,14 @@ class Scheduler:
 
     def serve(self) -> None:
         """Run passes until request_stop(), then shut down cleanly."""
+        served = self.handoff.queues
         logger.info(
-            "scheduler %s started: %s, tick %.3g s",
+            "scheduler %s started: %s, %s, tick %.3g s",
             self.name,
             f"{self.workers} workers"
             if isinstance(self.handoff, WorkerPool)
             else "runs go to Huey",
+            "every queue" if served is None else "queues " + ",".join(sorted(served)),
             self.tick,
         )
         self.start_workers()

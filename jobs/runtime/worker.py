@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 from django.db import DatabaseError, close_old_connections, connection
 
-from jobs import conf, engine, metrics
+from jobs import conf, engine, metrics, queues
 from jobs.engine.logs import safe_log
 from jobs.executors import (
     STOP_CANCELLED,
@@ -305,11 +305,32 @@ def run_batch(
 
     Returns (executed, handed_back): runs executed and recorded, and runs started but
     handed back to pending because the batch ran out of time (or the worker is stopping).
-    Runs another worker won are in neither list.
+    Runs another worker won, and runs of a queue at its limit, are in neither list.
     """
     started = engine.start(tickets, worker)
     if not started:
         return [], []
+    return run_started(
+        started,
+        worker=worker,
+        executor=executor,
+        heartbeater=heartbeater,
+        context=context,
+        time_budget=time_budget,
+    )
+
+
+def run_started(
+    started: Sequence[RunTicket],
+    *,
+    worker: str,
+    executor: Executor,
+    heartbeater: Heartbeater,
+    context: ExecutionContext,
+    time_budget: float = BATCH_TIME_BUDGET,
+) -> tuple[list[RunTicket], list[RunTicket]]:
+    """Execute and record runs already started for `worker` (run_batch's second half;
+    also the runs a worker takes from a limited queue, jobs.engine.take)."""
     heartbeater.hold([t.run_key for t in started])
     results: list[RunResult] = []
     handed_back: list[RunTicket] = []
@@ -350,12 +371,15 @@ def _resources() -> tuple[Executor, Heartbeater]:
         return _process_resources
 
 
-def execute_handed_out(run_keys: Sequence[str], resend: Callable[[list[str]], None]) -> int:
+def execute_handed_out(run_keys: Sequence[str], resend: Callable[[list[RunTicket]], object]) -> int:
     """Execute runs a scheduler handed to Huey; returns how many this worker executed.
 
     Runs no longer pending (a duplicate message, another worker was faster) are skipped
-    by the conditional start. Runs started but handed back because the batch ran out of
-    time go out again through `resend`, so one slow run does not hold the rest.
+    by the conditional start. Runs of a queue at its limit stay pending and are marked as
+    not handed out, so that the next scheduler pass hands them out again when there is
+    room. Runs started but handed back because the batch ran out of time go out again
+    through `resend` (to the Huey queue of their own queue), so one slow run does not
+    hold the rest.
     """
     executor, heartbeater = _resources()
     tickets = engine.tickets_for(run_keys)
@@ -367,8 +391,14 @@ def execute_handed_out(run_keys: Sequence[str], resend: Callable[[list[str]], No
         heartbeater=heartbeater,
         context=ExecutionContext(),
     )
+    if tickets and len(executed) + len(handed_back) < len(tickets):
+        limits = queues.limits()
+        done = {t.run_key for t in executed} | {t.run_key for t in handed_back}
+        # Only pending runs change: a duplicate message's run, started elsewhere, stays.
+        engine.undispatch(
+            [t.run_key for t in tickets if t.queue in limits and t.run_key not in done]
+        )
     if handed_back:
-        keys = [t.run_key for t in handed_back]
-        engine.mark_dispatched(keys)
-        resend(keys)
+        engine.mark_dispatched([t.run_key for t in handed_back])
+        resend(handed_back)
     return len(executed)

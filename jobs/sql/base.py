@@ -46,7 +46,9 @@ from jobs.sql.rows import (
     LostRun,
     NewRun,
     PruneEdge,
+    QueueRoom,
     Replacement,
+    RetryRun,
     RunningLong,
     RunningRun,
     SkippedRun,
@@ -209,6 +211,11 @@ class Store:
         all_or_nothing it raises JobsMoved if a job moved since it was read)."""
         raise NotImplementedError
 
+    def lock_queue(self, ops: Operations, queue: str) -> None:
+        """Hold a queue until the transaction ends (statement lock_queue), so that a start
+        counts its running runs alone."""
+        ops.cursor.execute(self.queries["lock_queue"].text, [queue])
+
     def checkpointer(self) -> AbstractContextManager:
         """What keeps the database's log in check beside a long-running process."""
         raise NotImplementedError
@@ -257,6 +264,8 @@ class Store:
             executor,
             # A simulated run reads no arguments: not decoded on the hot path.
             None if executor == SIMULATED else read_json(row[13]),
+            row[14],
+            row[15],
         )
 
     def adapt_json(self, value: object) -> str | None:
@@ -275,8 +284,9 @@ SIMULATED = ExecutorKind.SIMULATED.value
 
 # Ticket statements select these columns first: run id, job id, name, command,
 # scheduled_for, attempt, max_retries, backoff, timeout, the three simulation values,
-# the job's executor and the run's arguments (the job's when the run has none).
-TICKET_COLUMNS = 14
+# the job's executor, the run's arguments (the job's when the run has none), and the
+# run's queue and priority.
+TICKET_COLUMNS = 16
 
 
 class Operations:
@@ -340,6 +350,14 @@ class Operations:
             inserted.update(read_key(row[0]) for row in rows)
         return inserted
 
+    def insert_retry_runs(self, runs: Sequence[RetryRun]) -> None:
+        """Insert the next attempts of failed runs, pending, each with its job's queue
+        and priority as they are now (an attempt that exists already is left alone)."""
+        for chunk in chunks(runs, ROWS_PER_STATEMENT // 2):
+            self._execute(
+                "insert_retry_runs", [value for run in chunk for value in run], len(chunk)
+            )
+
     def insert_skipped_runs(self, runs: Sequence[SkippedRun], now: object) -> None:
         """Record skipped occurrences as finished runs (a second claim adds nothing)."""
         dt = self.store.adapt_datetime
@@ -347,7 +365,7 @@ class Operations:
             params = []
             for run in chunk:
                 at = dt(run.scheduled_for)
-                params += (run.key, run.job_key, at, at, run.log, now, now)
+                params += (run.key, run.job_key, at, at, run.log, now, now, run.queue, run.priority)
             self._execute("insert_skipped_runs", params, len(chunk))
 
     def cancel_replaced(self, replaced: Sequence[Replacement], now: object) -> None:
@@ -378,6 +396,49 @@ class Operations:
     def start_runs(self, keys: Sequence[str], worker: str, now: object) -> set[str]:
         """Pending runs that may start, moved to running for `worker`: the ones it won."""
         return self._keys("start_runs", [worker, now, now, now], keys)
+
+    # --- queues with a limit (JOBS_QUEUE_LIMITS) ----------------------------------------
+
+    def lock_queue(self, queue: str) -> None:
+        """Hold `queue` until the transaction ends, so that no other transaction counts
+        its running runs meanwhile (by vendor: a lock, or the write lock already held)."""
+        self.store.lock_queue(self, queue)
+
+    def start_limited_runs(
+        self, keys: Sequence[str], worker: str, now: object, queue: str, limit: int
+    ) -> set[str]:
+        """Of these pending runs of `queue`, the best ones that fit under its `limit`,
+        moved to running for `worker` (after lock_queue): the ones it won."""
+        read_key = self.store.read_key
+        won: set[str] = set()
+        # Each chunk counts the runs the one before started.
+        for chunk in chunks(keys):
+            rows = self._execute(
+                "start_limited_runs",
+                [worker, now, now, now, *chunk, queue, limit, queue],
+                len(chunk),
+            ).fetchall()
+            won.update(read_key(row[0]) for row in rows)
+        return won
+
+    def take_runs(self, queue: str, limit: int, most: int, worker: str, now: object) -> set[str]:
+        """Start the best pending runs of `queue` that may start now, at most `most` and
+        as many as fit under its `limit` (after lock_queue); their keys."""
+        read_key = self.store.read_key
+        rows = self._execute(
+            "take_runs", [worker, now, now, queue, now, most, limit, queue]
+        ).fetchall()
+        return {read_key(row[0]) for row in rows}
+
+    def queue_room(self, queue: str, now: object, cap: int) -> QueueRoom:
+        running, waiting = self._execute("queue_room", [queue, queue, now, cap]).fetchone()
+        return QueueRoom(int(running), int(waiting))
+
+    def started_tickets(self, keys: Sequence[str]) -> list[RunTicket]:
+        tickets: list[RunTicket] = []
+        for chunk in chunks(keys):
+            tickets += self._tickets("started_tickets", list(chunk), len(chunk))
+        return tickets
 
     def release_runs(self, keys: Sequence[str], worker: str) -> int:
         return self._count("release_runs", [worker], keys)
@@ -483,13 +544,21 @@ class Operations:
 
     # --- finding work ---------------------------------------------------------------
 
-    def ready_runs(self, now: object, limit: int) -> list[RunTicket]:
-        """Pending runs that may start now, oldest first."""
-        return self._tickets("ready_runs", [now, limit])
+    def pending_queues(self) -> list[str]:
+        """The queues that have pending runs, in name order."""
+        return [row[0] for row in self._execute("pending_queues").fetchall()]
 
-    def undispatched_runs(self, now: object, cutoff: object, limit: int) -> list[RunTicket]:
-        """Ready runs never handed out, or handed out before `cutoff`."""
-        return self._tickets("undispatched_runs", [now, cutoff, limit])
+    def ready_runs(self, queue: str, now: object, limit: int) -> list[RunTicket]:
+        """Pending runs of `queue` that may start now, best first (priority, then the
+        earliest start)."""
+        return self._tickets("ready_runs", [queue, now, limit])
+
+    def undispatched_runs(
+        self, queue: str, now: object, cutoff: object, limit: int
+    ) -> list[RunTicket]:
+        """Ready runs of `queue` never handed out, or handed out before `cutoff`, best
+        first."""
+        return self._tickets("undispatched_runs", [queue, now, cutoff, limit])
 
     def stamp_dispatched(self, keys: Sequence[str], now: object, cutoff: object) -> set[str]:
         """Stamp these runs as handed out now, unless someone else just did."""
@@ -497,6 +566,9 @@ class Operations:
 
     def mark_dispatched(self, keys: Sequence[str], now: object) -> None:
         self._count("mark_dispatched", [now], keys)
+
+    def undispatch_runs(self, keys: Sequence[str]) -> None:
+        self._count("undispatch_runs", [], keys)
 
     def tickets_for(self, keys: Sequence[str], now: object) -> list[RunTicket]:
         tickets: list[RunTicket] = []
@@ -587,11 +659,13 @@ class Operations:
         read_key = self.store.read_key
         links = []
         for chunk in chunks(job_keys, ROWS_PER_STATEMENT // 2):
-            for on_status, source, key, name, active, policy in self._execute(
+            for on_status, source, key, name, active, policy, queue, priority in self._execute(
                 "chained_jobs", [*chunk, *chunk], len(chunk)
             ).fetchall():
                 source, key = read_key(source), read_key(key)
-                links.append(ChainLink(on_status, source, key, name, bool(active), policy))
+                links.append(
+                    ChainLink(on_status, source, key, name, bool(active), policy, queue, priority)
+                )
         return links
 
     def insert_chained_runs(self, runs: Sequence[ChainedRun]) -> set[str]:
@@ -612,6 +686,8 @@ class Operations:
                     run.created_at,
                     run.finished_at,
                     run.caused_by,
+                    run.queue,
+                    run.priority,
                 )
             rows = self._execute("insert_chained_runs", params, len(chunk)).fetchall()
             inserted.update(read_key(row[0]) for row in rows)

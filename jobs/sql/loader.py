@@ -48,6 +48,7 @@ SUBSTITUTIONS = {
     "{cancelled}": f"'{RunStatus.CANCELLED.value}'",
     "{schedule}": f"'{Trigger.SCHEDULE.value}'",
     "{chain}": f"'{Trigger.CHAIN.value}'",
+    "{retry}": f"'{Trigger.RETRY.value}'",
     # The link tables of the chains (Job.on_success, Job.on_failure).
     "{on_success_table}": Job.on_success.through._meta.db_table,
     "{on_failure_table}": Job.on_failure.through._meta.db_table,

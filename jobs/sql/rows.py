@@ -36,6 +36,8 @@ class DueJob(NamedTuple):
     sim_max_seconds: float | None
     executor: str
     arguments: object  # the job's arguments as the database gave them (JSON text)
+    queue: str  # copied onto its runs, with the priority
+    priority: int
 
 
 class JobMove(NamedTuple):
@@ -61,7 +63,22 @@ class NewRun(NamedTuple):
     worker: str
     created_at: object
     dispatched_at: object
-    arguments: object = None  # JSON text (store.adapt_json); NULL for simulated runs
+    arguments: object  # JSON text (store.adapt_json); NULL for simulated runs
+    queue: str  # the job's, as the claim read it
+    priority: int
+
+
+class RetryRun(NamedTuple):
+    """A failed run's next attempt (statement insert_retry_runs), pending; it takes its
+    job's queue and priority as they are when it is inserted."""
+
+    key: str
+    job_key: str
+    scheduled_for: object
+    attempt: int
+    not_before: object
+    created_at: object
+    arguments: object  # JSON text; NULL for simulated runs
 
 
 class SkippedRun(NamedTuple):
@@ -71,6 +88,8 @@ class SkippedRun(NamedTuple):
     job_key: str
     scheduled_for: datetime
     log: str
+    queue: str  # the job's
+    priority: int
 
 
 class Replacement(NamedTuple):
@@ -208,6 +227,8 @@ class ChainLink(NamedTuple):
     name: str
     is_active: bool
     overlap_policy: str
+    queue: str  # copied onto the run it starts, with the priority
+    priority: int
 
 
 class ChainedRun(NamedTuple):
@@ -222,6 +243,15 @@ class ChainedRun(NamedTuple):
     created_at: object
     finished_at: object  # None while pending
     caused_by: str  # the key of the run that started it
+    queue: str  # the started job's
+    priority: int
+
+
+class QueueRoom(NamedTuple):
+    """A queue with a limit, as a start would find it (statement queue_room)."""
+
+    running: int  # its runs running now, in every process
+    waiting: int  # its pending runs that may start now (counted up to the asked cap)
 
 
 class WakeUp(NamedTuple):

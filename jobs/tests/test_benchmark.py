@@ -58,6 +58,8 @@ FIELDS = {
     "burst": {
         "jobs",
         "workers",
+        "queues",
+        "queue_limit",
         "runs",
         "unfinished",
         "skipped",

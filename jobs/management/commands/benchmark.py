@@ -60,6 +60,18 @@ class Command(BaseCommand):
         group.add_argument(
             "--jobs", type=_sizes, default=[10_000], help="jobs due at once, e.g. 1000,10000"
         )
+        group.add_argument(
+            "--queues",
+            type=int,
+            default=1,
+            help="spread the jobs over this many queues, q0, q1... (default 1: all in default)",
+        )
+        group.add_argument(
+            "--queue-limit",
+            type=int,
+            default=0,
+            help="JOBS_QUEUE_LIMITS of every one of those queues (default 0: no limit)",
+        )
         group = parser.add_argument_group("steady")
         group.add_argument("--rate", type=_sizes, default=[100], help="runs/s, e.g. 100,1000")
         group.add_argument("--seconds", type=float, default=30.0, help="measured time (30)")
@@ -197,7 +209,16 @@ class Command(BaseCommand):
         for scenario in scenarios:
             if scenario == "burst":
                 plan += [
-                    {"scenario": "burst", "jobs": jobs, "workers": workers}
+                    {
+                        "scenario": "burst",
+                        "jobs": jobs,
+                        "workers": workers,
+                        **(
+                            {"queues": options["queues"], "queue_limit": options["queue_limit"]}
+                            if options["queues"] > 1 or options["queue_limit"]
+                            else {}
+                        ),
+                    }
                     for jobs in options["jobs"]
                 ]
             elif scenario == "steady":
@@ -277,7 +298,13 @@ class Command(BaseCommand):
         load_before = machine.load_average()
         scenario = spec.pop("scenario")
         if scenario == "burst":
-            result = burst.run(spec["jobs"], spec["workers"], progress)
+            result = burst.run(
+                spec["jobs"],
+                spec["workers"],
+                progress,
+                queues=spec.get("queues", 1),
+                queue_limit=spec.get("queue_limit", 0),
+            )
         elif scenario == "steady":
             result = steady.run(
                 spec["rate"],
@@ -374,7 +401,11 @@ class Command(BaseCommand):
 def _describe(spec: dict[str, Any]) -> str:
     scenario = spec["scenario"]
     if scenario == "burst":
-        return f"burst, {spec['jobs']:,} jobs due at once"
+        spread = ""
+        if "queues" in spec:
+            limit = spec["queue_limit"]
+            spread = f" in {spec['queues']} queues" + (f" limited to {limit}" if limit else "")
+        return f"burst, {spec['jobs']:,} jobs due at once{spread}"
     if scenario == "steady":
         return f"steady, {spec['rate']:,} runs/s for {spec['seconds']:g} s"
     if scenario == "scale":

@@ -7,11 +7,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from jobs import alerts, conf, metrics
+from jobs import alerts, conf, metrics, queues
 from jobs.alerts import health
-from jobs.runtime.pool import HueyHandoff
 from jobs.runtime.scheduler import DEFAULT_TICK, DEFAULT_WORKERS, Scheduler
-from jobs.tasks import send_runs, shell_sender
+from jobs.tasks import handoff
 
 MAX_WORKERS = 256
 
@@ -34,6 +33,13 @@ def _positive_float(text: str) -> float:
     if not 0.01 <= value <= 3600:
         raise CommandError(f"--tick must be between 0.01 and 3600 seconds, got {value}")
     return value
+
+
+def _queues(text: str) -> frozenset[str]:
+    try:
+        return queues.parse_names(text, "--queues")
+    except queues.QueueError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def _port(text: str) -> int:
@@ -68,6 +74,15 @@ class Command(BaseCommand):
             help=f"longest sleep between passes, in seconds (default {DEFAULT_TICK})",
         )
         parser.add_argument(
+            "--queues",
+            type=_queues,
+            default=None,
+            help=(
+                "execute only the runs of these queues, comma-separated (default: every "
+                "queue); due jobs of every queue are still claimed"
+            ),
+        )
+        parser.add_argument(
             "--metrics-port",
             type=_port,
             default=None,
@@ -97,15 +112,21 @@ class Command(BaseCommand):
         if options["once"]:
             # One pass, run to the end here: even with Huey configured, --once executes
             # in this process so that it returns when the work is done.
-            scheduler = Scheduler(workers=options["workers"], tick=options["tick"])
+            scheduler = Scheduler(
+                workers=options["workers"], tick=options["tick"], queues=options["queues"]
+            )
             stats = scheduler.run_once()
             self.stdout.write(
                 f"claimed {stats.claimed} runs, ran {stats.fed}, reaped {stats.reaped}"
             )
             return
         # With Huey, runs are handed to `run_huey` workers instead of this process's threads.
-        handoff = HueyHandoff(send_runs, send_shell=shell_sender()) if conf.uses_huey() else None
-        scheduler = Scheduler(workers=options["workers"], tick=options["tick"], handoff=handoff)
+        # --queues: with Huey, the queues this process hands out.
+        served = options["queues"]
+        to_huey = handoff(served) if conf.uses_huey() else None
+        scheduler = Scheduler(
+            workers=options["workers"], tick=options["tick"], handoff=to_huey, queues=served
+        )
 
         def stop(signum: int, frame: object) -> None:
             # Only set a flag: the loop notices it between units of work.

@@ -18,7 +18,7 @@
 SELECT id, name, command, schedule_type, interval, interval_unit, misfire_policy,
        next_run_at, max_retries, retry_backoff_seconds, cron_expression,
        timezone, overlap_policy, timeout_seconds, sim_failure_rate, sim_min_seconds,
-       sim_max_seconds, executor, arguments
+       sim_max_seconds, executor, arguments, queue, priority
   FROM {job_table}
  WHERE is_active AND next_run_at <= %s
  ORDER BY next_run_at LIMIT %s
@@ -32,19 +32,35 @@ UPDATE {job_table} AS t SET next_run_at = v.next_run_at, is_active = v.is_active
  WHERE t.id = v.id AND t.is_active AND t.next_run_at = v.read_next_run_at
 -- name: insert_runs
 -- A second claim of the same occurrence inserts nothing: the unique
--- (job, scheduled_for, attempt) constraint.
+-- (job, scheduled_for, attempt) constraint. Each run has its job's queue and priority
+-- as the claim read them.
 -- The arguments travel as JSON text, cast here (Django reads jsonb as text too).
--- rows: (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb)
+-- rows: (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s)
 INSERT INTO {run_table} (id, job_id, scheduled_for, attempt, status, trigger, not_before,
-                         log, worker, created_at, dispatched_at, arguments)
+                         log, worker, created_at, dispatched_at, arguments, queue, priority)
 VALUES {rows}
 ON CONFLICT DO NOTHING RETURNING id
 
+-- name: insert_retry_runs
+-- The next attempts of failed runs, pending, in their job's queue and with its priority
+-- as they are now (a job moved to another queue meanwhile retries there): each joined to
+-- its job by primary key. A second insert of the same attempt inserts nothing (the
+-- unique constraint). Differs from SQLite: the VALUES columns are typed and named.
+-- rows: (%s::uuid, %s::uuid, %s::timestamptz, %s::smallint, %s::timestamptz, %s::timestamptz, %s::jsonb)
+INSERT INTO {run_table} (id, job_id, scheduled_for, attempt, status, trigger, not_before,
+                         log, worker, created_at, arguments, queue, priority)
+SELECT v.id, v.job_id, v.scheduled_for, v.attempt, {pending}, {retry}, v.not_before, '', '',
+       v.created_at, v.arguments, j.queue, j.priority
+  FROM (VALUES {rows}) AS v(id, job_id, scheduled_for, attempt, not_before, created_at,
+                            arguments)
+  JOIN {job_table} j ON j.id = v.job_id
+ON CONFLICT DO NOTHING
+
 -- name: insert_skipped_runs
 -- Occurrences an overlap policy skips, recorded as finished runs.
--- rows: (%s, %s, %s, 1, {skipped}, {schedule}, %s, %s, '', %s, %s)
+-- rows: (%s, %s, %s, 1, {skipped}, {schedule}, %s, %s, '', %s, %s, %s, %s)
 INSERT INTO {run_table} (id, job_id, scheduled_for, attempt, status, trigger, not_before,
-                         log, worker, created_at, finished_at)
+                         log, worker, created_at, finished_at, queue, priority)
 VALUES {rows}
 ON CONFLICT DO NOTHING
 
@@ -72,10 +88,75 @@ UNION ALL
 SELECT job_id, id, status FROM {run_table}
  WHERE status = {running} AND job_id IN ({keys})
 -- name: start_runs
+-- Runs of queues without a limit, by primary key.
 -- params: worker, now, now, now, keys
 UPDATE {run_table} SET status = {running}, worker = %s, started_at = %s, heartbeat_at = %s
  WHERE status = {pending} AND not_before <= %s AND id IN ({keys})
 RETURNING id
+
+-- name: lock_queue
+-- Before a start counts a limited queue's running runs: a lock of that queue until the
+-- transaction ends, so that starts in other processes wait and then count what this one
+-- started (each statement of theirs sees what committed before it began). An advisory
+-- lock, no row: keyed by the queue name's hash under a number of our own (hashtext
+-- collisions only make two queues wait on each other). Differs from SQLite, where the
+-- write lock does it.
+-- params: queue
+SELECT pg_advisory_xact_lock(1785686898, hashtext(%s))
+
+-- name: start_limited_runs
+-- Runs of one queue with a limit, by primary key, best first (priority, then start
+-- time), as many as the queue has room for: its limit less its runs running now in
+-- every process, counted after lock_queue. The running runs through
+-- jobs_run_running_heartbeat (as many as are running); the keys by primary key.
+-- params: worker, now, now, now, keys, queue, limit, queue
+UPDATE {run_table} SET status = {running}, worker = %s, started_at = %s, heartbeat_at = %s
+ WHERE id = ANY(ARRAY(
+   SELECT id FROM {run_table}
+    WHERE status = {pending} AND not_before <= %s AND id IN ({keys}) AND queue = %s
+    ORDER BY priority DESC, not_before
+    LIMIT GREATEST(0, %s - (SELECT COUNT(*) FROM {run_table}
+                             WHERE status = {running} AND queue = %s))))
+RETURNING id
+
+-- name: take_runs
+-- The best pending runs of one queue with a limit that may start now (priority, then
+-- start time), at most `most` and as many as the queue has room for, moved to running
+-- for `worker`, after lock_queue: what an idle worker takes instead of holding runs of a
+-- limited queue in memory. An ordered walk of jobs_run_pending_queue from (queue,
+-- highest priority), skipping only runs still in their backoff; the running runs
+-- counted as in start_limited_runs. Differs from SQLite: `= ANY(ARRAY(...))`, so that
+-- the runs chosen are then updated by primary key (a plain `IN (subquery)` let the
+-- planner join it to a scan of the table, whose cost grows with the history).
+-- params: worker, now, now, queue, now, most, limit, queue
+UPDATE {run_table} SET status = {running}, worker = %s, started_at = %s, heartbeat_at = %s
+ WHERE id = ANY(ARRAY(
+   SELECT id FROM {run_table}
+    WHERE status = {pending} AND queue = %s AND not_before <= %s
+    ORDER BY priority DESC, not_before
+    LIMIT GREATEST(0, LEAST(%s, %s - (SELECT COUNT(*) FROM {run_table}
+                                       WHERE status = {running} AND queue = %s)))))
+RETURNING id
+
+-- name: queue_room
+-- A limited queue's runs running now (jobs_run_running_heartbeat) and its pending runs
+-- that may start now, counted up to `cap` (a walk of jobs_run_pending_queue that stops
+-- there): read without a lock, to decide whether idle workers should take.
+-- params: queue, queue, now, cap
+SELECT (SELECT COUNT(*) FROM {run_table} WHERE status = {running} AND queue = %s),
+       (SELECT COUNT(*) FROM (SELECT 1 FROM {run_table}
+                               WHERE status = {pending} AND queue = %s AND not_before <= %s
+                               LIMIT %s) AS waiting)
+
+-- name: started_tickets
+-- Tickets of runs just started (take_runs), by primary key.
+-- params: keys
+SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
+       j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
+       j.sim_min_seconds, j.sim_max_seconds, j.executor,
+       COALESCE(r.arguments, j.arguments), r.queue, r.priority
+  FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
+ WHERE r.status = {running} AND r.id IN ({keys})
 
 -- name: release_runs
 -- A run a worker started but did not begin executing, back to pending.
@@ -141,7 +222,7 @@ UPDATE {job_table} AS t SET consecutive_failures = v.consecutive_failures
 SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
        j.sim_min_seconds, j.sim_max_seconds, j.executor,
-       COALESCE(r.arguments, j.arguments),
+       COALESCE(r.arguments, j.arguments), r.queue, r.priority,
        r.worker, r.heartbeat_at, r.started_at
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
  WHERE r.status = {running} AND r.heartbeat_at < %s
@@ -160,7 +241,7 @@ RETURNING id
 SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
        j.sim_min_seconds, j.sim_max_seconds, j.executor,
-       COALESCE(r.arguments, j.arguments), r.started_at
+       COALESCE(r.arguments, j.arguments), r.queue, r.priority, r.started_at
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
  WHERE r.status = {running} AND r.started_at IS NOT NULL
    AND j.timeout_seconds IS NOT NULL
@@ -207,29 +288,43 @@ SELECT CAST(EXTRACT(EPOCH FROM (finished_at - started_at)) AS double precision)
    AND started_at IS NOT NULL AND finished_at IS NOT NULL
  ORDER BY scheduled_for DESC, attempt DESC LIMIT %s
 
+-- name: pending_queues
+-- The queues that have pending runs, for a process that serves every queue: one step of
+-- jobs_run_pending_queue per queue (each MIN a seek past the queue before), however
+-- many runs wait.
+WITH RECURSIVE q(name) AS (
+  SELECT (SELECT MIN(queue) FROM {run_table} WHERE status = {pending})
+  UNION ALL
+  SELECT (SELECT MIN(queue) FROM {run_table} WHERE status = {pending} AND queue > q.name)
+    FROM q WHERE q.name IS NOT NULL)
+SELECT name FROM q WHERE name IS NOT NULL
+
 -- name: ready_runs
--- Pending runs that may start now, oldest first. Index jobs_run_pending_ready.
--- params: now, limit
+-- Pending runs of one queue that may start now, best first: higher priority, then the
+-- earliest start. An ordered walk of jobs_run_pending_queue from (queue, highest
+-- priority), skipping only runs still in their backoff; each joined to its job by
+-- primary key.
+-- params: queue, now, limit
 SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
        j.sim_min_seconds, j.sim_max_seconds, j.executor,
-       COALESCE(r.arguments, j.arguments)
+       COALESCE(r.arguments, j.arguments), r.queue, r.priority
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
- WHERE r.status = {pending} AND r.not_before <= %s
- ORDER BY r.not_before LIMIT %s
+ WHERE r.status = {pending} AND r.queue = %s AND r.not_before <= %s
+ ORDER BY r.priority DESC, r.not_before LIMIT %s
 
 -- name: undispatched_runs
--- Ready runs never handed to Huey, or handed out before the cutoff and never started.
--- Index jobs_run_pending_ready.
--- params: now, cutoff, limit
+-- Ready runs of one queue never handed to Huey, or handed out before the cutoff and
+-- never started, best first: an ordered walk of jobs_run_pending_queue, as ready_runs.
+-- params: queue, now, cutoff, limit
 SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
        j.sim_min_seconds, j.sim_max_seconds, j.executor,
-       COALESCE(r.arguments, j.arguments)
+       COALESCE(r.arguments, j.arguments), r.queue, r.priority
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
- WHERE r.status = {pending} AND r.not_before <= %s
+ WHERE r.status = {pending} AND r.queue = %s AND r.not_before <= %s
    AND (r.dispatched_at IS NULL OR r.dispatched_at < %s)
- ORDER BY r.not_before LIMIT %s
+ ORDER BY r.priority DESC, r.not_before LIMIT %s
 
 -- name: stamp_dispatched
 -- params: now, cutoff, keys
@@ -242,12 +337,18 @@ RETURNING id
 -- params: now, keys
 UPDATE {run_table} SET dispatched_at = %s WHERE status = {pending} AND id IN ({keys})
 
+-- name: undispatch_runs
+-- Handed-out runs a Huey worker could not start (their queue was at its limit), to be
+-- handed out again by the next pass rather than after JOBS_REDISPATCH_SECONDS.
+-- params: keys
+UPDATE {run_table} SET dispatched_at = NULL WHERE status = {pending} AND id IN ({keys})
+
 -- name: tickets_for
 -- params: now, keys
 SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
        j.sim_min_seconds, j.sim_max_seconds, j.executor,
-       COALESCE(r.arguments, j.arguments)
+       COALESCE(r.arguments, j.arguments), r.queue, r.priority
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
  WHERE r.status = {pending} AND r.not_before <= %s AND r.id IN ({keys})
 
@@ -353,7 +454,8 @@ SELECT from_job_id FROM {on_failure_table} WHERE from_job_id IN ({keys})
 -- their runs. Differs from SQLite: the jobs are locked against deletion (FOR KEY SHARE,
 -- which a claim's update of next_run_at does not wait for) until the runs are inserted.
 -- params: keys, keys
-SELECT c.kind, c.from_job_id, j.id, j.name, j.is_active, j.overlap_policy
+SELECT c.kind, c.from_job_id, j.id, j.name, j.is_active, j.overlap_policy, j.queue,
+       j.priority
   FROM (SELECT {success} AS kind, from_job_id, to_job_id FROM {on_success_table}
          WHERE from_job_id IN ({keys})
         UNION ALL
@@ -366,9 +468,9 @@ SELECT c.kind, c.from_job_id, j.id, j.name, j.is_active, j.overlap_policy
 -- Runs a chain starts: pending, or skipped by their job's overlap policy, each linked
 -- to the run that caused it. A row whose (job, scheduled_for, attempt) is taken inserts
 -- nothing (the engine moves it by a microsecond and inserts it again).
--- rows: (%s, %s, %s, 1, %s, {chain}, %s, %s, '', %s, %s, %s)
+-- rows: (%s, %s, %s, 1, %s, {chain}, %s, %s, '', %s, %s, %s, %s, %s)
 INSERT INTO {run_table} (id, job_id, scheduled_for, attempt, status, trigger, not_before,
-                         log, worker, created_at, finished_at, caused_by_id)
+                         log, worker, created_at, finished_at, caused_by_id, queue, priority)
 VALUES {rows}
 ON CONFLICT DO NOTHING RETURNING id
 

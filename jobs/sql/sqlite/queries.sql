@@ -18,7 +18,7 @@
 SELECT id, name, command, schedule_type, interval, interval_unit, misfire_policy,
        CAST(next_run_at AS TEXT), max_retries, retry_backoff_seconds, cron_expression,
        timezone, overlap_policy, timeout_seconds, sim_failure_rate, sim_min_seconds,
-       sim_max_seconds, executor, arguments
+       sim_max_seconds, executor, arguments, queue, priority
   FROM {job_table}
  WHERE is_active AND next_run_at <= %s
  ORDER BY next_run_at LIMIT %s
@@ -31,18 +31,34 @@ UPDATE {job_table} SET next_run_at = %s, is_active = %s
 
 -- name: insert_runs
 -- A second claim of the same occurrence inserts nothing: the unique
--- (job, scheduled_for, attempt) constraint.
--- rows: (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+-- (job, scheduled_for, attempt) constraint. Each run has its job's queue and priority
+-- as the claim read them.
+-- rows: (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 INSERT INTO {run_table} (id, job_id, scheduled_for, attempt, status, trigger, not_before,
-                         log, worker, created_at, dispatched_at, arguments)
+                         log, worker, created_at, dispatched_at, arguments, queue, priority)
 VALUES {rows}
 ON CONFLICT DO NOTHING RETURNING id
 
+-- name: insert_retry_runs
+-- The next attempts of failed runs, pending, in their job's queue and with its priority
+-- as they are now (a job moved to another queue meanwhile retries there): each joined to
+-- its job by primary key. A second insert of the same attempt inserts nothing (the
+-- unique constraint). `WHERE true`: SQLite's parser reads ON CONFLICT after a bare join
+-- as the join's constraint.
+-- rows: (%s, %s, %s, %s, %s, %s, %s)
+INSERT INTO {run_table} (id, job_id, scheduled_for, attempt, status, trigger, not_before,
+                         log, worker, created_at, arguments, queue, priority)
+SELECT v.column1, v.column2, v.column3, v.column4, {pending}, {retry}, v.column5, '', '',
+       v.column6, v.column7, j.queue, j.priority
+  FROM (VALUES {rows}) AS v JOIN {job_table} j ON j.id = v.column2
+ WHERE true
+ON CONFLICT DO NOTHING
+
 -- name: insert_skipped_runs
 -- Occurrences an overlap policy skips, recorded as finished runs.
--- rows: (%s, %s, %s, 1, {skipped}, {schedule}, %s, %s, '', %s, %s)
+-- rows: (%s, %s, %s, 1, {skipped}, {schedule}, %s, %s, '', %s, %s, %s, %s)
 INSERT INTO {run_table} (id, job_id, scheduled_for, attempt, status, trigger, not_before,
-                         log, worker, created_at, finished_at)
+                         log, worker, created_at, finished_at, queue, priority)
 VALUES {rows}
 ON CONFLICT DO NOTHING
 
@@ -72,10 +88,74 @@ SELECT job_id, id, status FROM {run_table} INDEXED BY jobs_run_running_heartbeat
  WHERE status = {running} AND job_id IN ({keys})
 
 -- name: start_runs
+-- Runs of queues without a limit, by primary key.
 -- params: worker, now, now, now, keys
 UPDATE {run_table} SET status = {running}, worker = %s, started_at = %s, heartbeat_at = %s
  WHERE status = {pending} AND not_before <= %s AND id IN ({keys})
 RETURNING id
+
+-- name: lock_queue
+-- Not run on SQLite (SqliteStore.lock_queue): every write transaction holds the one
+-- write lock from its start (BEGIN IMMEDIATE), so no two starts count a queue's running
+-- runs at once. Here so that both vendors name the same statements.
+-- params: queue
+SELECT %s
+
+-- name: start_limited_runs
+-- Runs of one queue with a limit, by primary key, best first (priority, then start
+-- time), as many as the queue has room for: its limit less its runs running now in
+-- every process. Counted in the statement that writes, inside the write lock, so the
+-- limit is exact. The running runs through jobs_run_running_heartbeat (as many as are
+-- running; their rows are read for the queue); the keys by primary key. SQLite reads a
+-- negative LIMIT as none: hence max(0, ...).
+-- params: worker, now, now, now, keys, queue, limit, queue
+UPDATE {run_table} SET status = {running}, worker = %s, started_at = %s, heartbeat_at = %s
+ WHERE id IN (
+   SELECT id FROM {run_table}
+    WHERE status = {pending} AND not_before <= %s AND id IN ({keys}) AND queue = %s
+    ORDER BY priority DESC, not_before
+    LIMIT max(0, %s - (SELECT COUNT(*) FROM {run_table} INDEXED BY jobs_run_running_heartbeat
+                        WHERE status = {running} AND queue = %s)))
+RETURNING id
+
+-- name: take_runs
+-- The best pending runs of one queue with a limit that may start now (priority, then
+-- start time), at most `most` and as many as the queue has room for, moved to running
+-- for `worker`: what an idle worker takes instead of holding runs of a limited queue in
+-- memory. An ordered walk of jobs_run_pending_queue from (queue, highest priority),
+-- skipping only runs still in their backoff; the running runs counted as in
+-- start_limited_runs.
+-- params: worker, now, now, queue, now, most, limit, queue
+UPDATE {run_table} SET status = {running}, worker = %s, started_at = %s, heartbeat_at = %s
+ WHERE id IN (
+   SELECT id FROM {run_table} INDEXED BY jobs_run_pending_queue
+    WHERE status = {pending} AND queue = %s AND not_before <= %s
+    ORDER BY priority DESC, not_before
+    LIMIT max(0, min(%s, %s - (SELECT COUNT(*) FROM {run_table}
+                               INDEXED BY jobs_run_running_heartbeat
+                               WHERE status = {running} AND queue = %s))))
+RETURNING id
+
+-- name: queue_room
+-- A limited queue's runs running now (jobs_run_running_heartbeat) and its pending runs
+-- that may start now, counted up to `cap` (a walk of jobs_run_pending_queue that stops
+-- there): read without the write lock, to decide whether idle workers should take.
+-- params: queue, queue, now, cap
+SELECT (SELECT COUNT(*) FROM {run_table} INDEXED BY jobs_run_running_heartbeat
+         WHERE status = {running} AND queue = %s),
+       (SELECT COUNT(*) FROM (SELECT 1 FROM {run_table} INDEXED BY jobs_run_pending_queue
+                               WHERE status = {pending} AND queue = %s AND not_before <= %s
+                               LIMIT %s))
+
+-- name: started_tickets
+-- Tickets of runs just started (take_runs), by primary key.
+-- params: keys
+SELECT r.id, r.job_id, j.name, j.command, CAST(r.scheduled_for AS TEXT), r.attempt,
+       j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
+       j.sim_min_seconds, j.sim_max_seconds, j.executor,
+       COALESCE(r.arguments, j.arguments), r.queue, r.priority
+  FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
+ WHERE r.status = {running} AND r.id IN ({keys})
 
 -- name: release_runs
 -- A run a worker started but did not begin executing, back to pending.
@@ -133,7 +213,7 @@ UPDATE {job_table} SET consecutive_failures = %s WHERE id = %s
 SELECT r.id, r.job_id, j.name, j.command, CAST(r.scheduled_for AS TEXT), r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
        j.sim_min_seconds, j.sim_max_seconds, j.executor,
-       COALESCE(r.arguments, j.arguments),
+       COALESCE(r.arguments, j.arguments), r.queue, r.priority,
        r.worker, CAST(r.heartbeat_at AS TEXT), CAST(r.started_at AS TEXT)
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
  WHERE r.status = {running} AND r.heartbeat_at < %s
@@ -152,7 +232,7 @@ RETURNING id
 SELECT r.id, r.job_id, j.name, j.command, CAST(r.scheduled_for AS TEXT), r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
        j.sim_min_seconds, j.sim_max_seconds, j.executor,
-       COALESCE(r.arguments, j.arguments), CAST(r.started_at AS TEXT)
+       COALESCE(r.arguments, j.arguments), r.queue, r.priority, CAST(r.started_at AS TEXT)
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
  WHERE r.status = {running} AND r.started_at IS NOT NULL
    AND j.timeout_seconds IS NOT NULL
@@ -199,29 +279,45 @@ SELECT ((julianday(finished_at) - julianday(started_at)) * 86400.0)
    AND started_at IS NOT NULL AND finished_at IS NOT NULL
  ORDER BY scheduled_for DESC, attempt DESC LIMIT %s
 
+-- name: pending_queues
+-- The queues that have pending runs, for a process that serves every queue: one step of
+-- jobs_run_pending_queue per queue (each MIN a seek past the queue before), however
+-- many runs wait.
+WITH RECURSIVE q(name) AS (
+  SELECT (SELECT MIN(queue) FROM {run_table} INDEXED BY jobs_run_pending_queue
+           WHERE status = {pending})
+  UNION ALL
+  SELECT (SELECT MIN(queue) FROM {run_table} INDEXED BY jobs_run_pending_queue
+           WHERE status = {pending} AND queue > q.name)
+    FROM q WHERE q.name IS NOT NULL)
+SELECT name FROM q WHERE name IS NOT NULL
+
 -- name: ready_runs
--- Pending runs that may start now, oldest first. Index jobs_run_pending_ready.
--- params: now, limit
+-- Pending runs of one queue that may start now, best first: higher priority, then the
+-- earliest start. An ordered walk of jobs_run_pending_queue from (queue, highest
+-- priority), skipping only runs still in their backoff; each joined to its job by
+-- primary key.
+-- params: queue, now, limit
 SELECT r.id, r.job_id, j.name, j.command, CAST(r.scheduled_for AS TEXT), r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
        j.sim_min_seconds, j.sim_max_seconds, j.executor,
-       COALESCE(r.arguments, j.arguments)
-  FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
- WHERE r.status = {pending} AND r.not_before <= %s
- ORDER BY r.not_before LIMIT %s
+       COALESCE(r.arguments, j.arguments), r.queue, r.priority
+  FROM {run_table} r INDEXED BY jobs_run_pending_queue JOIN {job_table} j ON j.id = r.job_id
+ WHERE r.status = {pending} AND r.queue = %s AND r.not_before <= %s
+ ORDER BY r.priority DESC, r.not_before LIMIT %s
 
 -- name: undispatched_runs
--- Ready runs never handed to Huey, or handed out before the cutoff and never started.
--- Index jobs_run_pending_ready.
--- params: now, cutoff, limit
+-- Ready runs of one queue never handed to Huey, or handed out before the cutoff and
+-- never started, best first: an ordered walk of jobs_run_pending_queue, as ready_runs.
+-- params: queue, now, cutoff, limit
 SELECT r.id, r.job_id, j.name, j.command, CAST(r.scheduled_for AS TEXT), r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
        j.sim_min_seconds, j.sim_max_seconds, j.executor,
-       COALESCE(r.arguments, j.arguments)
-  FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
- WHERE r.status = {pending} AND r.not_before <= %s
+       COALESCE(r.arguments, j.arguments), r.queue, r.priority
+  FROM {run_table} r INDEXED BY jobs_run_pending_queue JOIN {job_table} j ON j.id = r.job_id
+ WHERE r.status = {pending} AND r.queue = %s AND r.not_before <= %s
    AND (r.dispatched_at IS NULL OR r.dispatched_at < %s)
- ORDER BY r.not_before LIMIT %s
+ ORDER BY r.priority DESC, r.not_before LIMIT %s
 
 -- name: stamp_dispatched
 -- params: now, cutoff, keys
@@ -234,12 +330,18 @@ RETURNING id
 -- params: now, keys
 UPDATE {run_table} SET dispatched_at = %s WHERE status = {pending} AND id IN ({keys})
 
+-- name: undispatch_runs
+-- Handed-out runs a Huey worker could not start (their queue was at its limit), to be
+-- handed out again by the next pass rather than after JOBS_REDISPATCH_SECONDS.
+-- params: keys
+UPDATE {run_table} SET dispatched_at = NULL WHERE status = {pending} AND id IN ({keys})
+
 -- name: tickets_for
 -- params: now, keys
 SELECT r.id, r.job_id, j.name, j.command, CAST(r.scheduled_for AS TEXT), r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
        j.sim_min_seconds, j.sim_max_seconds, j.executor,
-       COALESCE(r.arguments, j.arguments)
+       COALESCE(r.arguments, j.arguments), r.queue, r.priority
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
  WHERE r.status = {pending} AND r.not_before <= %s AND r.id IN ({keys})
 
@@ -343,7 +445,8 @@ SELECT from_job_id FROM {on_failure_table} WHERE from_job_id IN ({keys})
 -- ({failed}), with what starting them needs; inside the write transaction that inserts
 -- their runs, so a job deleted meanwhile is not started.
 -- params: keys, keys
-SELECT c.kind, c.from_job_id, j.id, j.name, j.is_active, j.overlap_policy
+SELECT c.kind, c.from_job_id, j.id, j.name, j.is_active, j.overlap_policy, j.queue,
+       j.priority
   FROM (SELECT {success} AS kind, from_job_id, to_job_id FROM {on_success_table}
          WHERE from_job_id IN ({keys})
         UNION ALL
@@ -355,9 +458,9 @@ SELECT c.kind, c.from_job_id, j.id, j.name, j.is_active, j.overlap_policy
 -- Runs a chain starts: pending, or skipped by their job's overlap policy, each linked
 -- to the run that caused it. A row whose (job, scheduled_for, attempt) is taken inserts
 -- nothing (the engine moves it by a microsecond and inserts it again).
--- rows: (%s, %s, %s, 1, %s, {chain}, %s, %s, '', %s, %s, %s)
+-- rows: (%s, %s, %s, 1, %s, {chain}, %s, %s, '', %s, %s, %s, %s, %s)
 INSERT INTO {run_table} (id, job_id, scheduled_for, attempt, status, trigger, not_before,
-                         log, worker, created_at, finished_at, caused_by_id)
+                         log, worker, created_at, finished_at, caused_by_id, queue, priority)
 VALUES {rows}
 ON CONFLICT DO NOTHING RETURNING id
 

@@ -118,6 +118,11 @@ class SqliteStore(Store):
             planned = plan(ops)
             return None if planned is None else Claimed(planned, apply(ops, planned, False))
 
+    def lock_queue(self, ops: Operations, queue: str) -> None:
+        # Nothing to run: a write transaction holds SQLite's one write lock from its start
+        # (BEGIN IMMEDIATE), so no other start counts the queue's runs meanwhile.
+        pass
+
     def checkpointer(self) -> Checkpointer:
         # The log is checkpointed by a thread of its own, not inside a commit that holds
         # the writer lock (jobs/sql/sqlite/wal.py).
