@@ -12,8 +12,9 @@ index jobs_job_queue; the live schedulers are a table of one row per process.
 
 Which queues a process serves: `runscheduler --queues a,b` serves a and b only. A
 scheduler says so in its heartbeat row (SchedulerHeartbeat.queues: the names,
-comma-separated; empty: every queue). A row without that column (a process of an older
-version) serves every queue, as every process did before queues existed.
+comma-separated; empty: every queue). While the heartbeat table has no such column,
+every live process counts as serving every queue, as every process did before queues
+existed; live_schedulers() is the one place that reads it.
 """
 
 from __future__ import annotations

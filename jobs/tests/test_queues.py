@@ -408,6 +408,13 @@ def test_after_a_resume_the_queues_get_the_time_to_come_back(clock, serving):
     assert found.status == health.DOWN and "no running scheduler serves it" in found.reason
 
 
+def test_with_no_live_scheduler_every_waiting_queue_is_unserved(clock, serving):
+    serving({})
+    pending("reports", waited=timedelta(minutes=1))
+    found = queues.stuck_queue(NOW, unserved_after=timedelta(seconds=35), within=timedelta(0))
+    assert found == queues.StuckQueue("reports", 1, 60.0, served=False)
+
+
 def test_checkhealth_prints_the_queue_problem(clock, serving, capsys):
     beat()
     serving({"host:1": "default"})
