@@ -6,6 +6,7 @@ jobs_queue_* gauges of /metrics too.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
@@ -55,7 +56,7 @@ class QueuesSerializer(serializers.Serializer):
     )
 
     @staticmethod
-    def of(now: Any, found: list[queues.QueueState]) -> dict[str, Any]:
+    def of(now: datetime, found: list[queues.QueueState]) -> dict[str, Any]:
         stall = conf.queue_stall()
         return {
             "queues": [queue._asdict() for queue in found],
