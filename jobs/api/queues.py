@@ -10,13 +10,13 @@ from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from jobs import conf, queues
+from jobs.api.policy import ApiPolicy, extend_schema
 from jobs.api.views import ActorMixin
 
 
@@ -65,7 +65,7 @@ class QueuesSerializer(serializers.Serializer):
         }
 
 
-class QueuesView(ActorMixin, APIView):
+class QueuesView(ApiPolicy, ActorMixin, APIView):
     @extend_schema(
         summary="The queues: runs waiting and running, the oldest wait, the limit",
         description=(
