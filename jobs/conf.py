@@ -27,6 +27,8 @@ DEFAULTS: dict[str, Any] = {
     "JOBS_HISTORY_MAX_AGE_DAYS": 30.0,
     "JOBS_PRUNE_INTERVAL_SECONDS": 60.0,
     "JOBS_AUDIT_KEEP_DAYS": 365.0,
+    # Queues: how long a queue's oldest ready run may wait before it counts as stalled.
+    "JOBS_QUEUE_STALL_SECONDS": 600.0,
     # The simulated executor.
     "JOBS_SIM_MIN_SECONDS": 1.0,
     "JOBS_SIM_MAX_SECONDS": 5.0,
@@ -99,6 +101,16 @@ def lease() -> timedelta:
     return timedelta(seconds=float(setting("JOBS_LEASE_SECONDS")))
 
 
+# A scheduler upserts its heartbeat row at most this often (jobs.metrics.scheduler_alive).
+HEARTBEAT_EVERY_SECONDS = 5.0
+
+
+def alive_within() -> timedelta:
+    """A scheduler whose heartbeat is this recent is alive: the lease, and at least three
+    heartbeats."""
+    return max(lease(), timedelta(seconds=3 * HEARTBEAT_EVERY_SECONDS))
+
+
 def heartbeat_interval() -> float:
     """Seconds between heartbeats: a third of the lease, so two may be missed safely."""
     return float(setting("JOBS_LEASE_SECONDS")) / 3.0
@@ -124,6 +136,13 @@ def claim_batch() -> int:
 def uses_huey() -> bool:
     """Runs go through Huey over Redis (REDIS_URL is set)."""
     return bool(setting("REDIS_URL"))
+
+
+def queue_stall() -> timedelta | None:
+    """A queue whose oldest ready run has waited longer than this is stalled (the
+    dashboard marks it, the health check reports it); None: never (0)."""
+    seconds = float(setting("JOBS_QUEUE_STALL_SECONDS"))
+    return timedelta(seconds=seconds) if seconds > 0 else None
 
 
 def redispatch_after() -> timedelta:

@@ -12,7 +12,6 @@ from collections.abc import Iterable, Mapping
 
 from django.conf import settings
 
-from jobs import conf
 from jobs.models.choices import QUEUE_NAME_MAX_LENGTH, QUEUE_NAME_PATTERN
 
 _NAME = re.compile(rf"^{QUEUE_NAME_PATTERN}$")
@@ -100,7 +99,7 @@ def limits() -> dict[str, int]:
     process; {} for no limits. A bad value raises QueueError (the system check jobs.E012
     reports it before any process starts)."""
     global _limits_read
-    raw = conf.setting("JOBS_QUEUE_LIMITS")
+    raw = getattr(settings, "JOBS_QUEUE_LIMITS", "")
     read_raw, parsed = _limits_read
     if raw is read_raw or raw == read_raw:
         return parsed
@@ -111,19 +110,13 @@ def limits() -> dict[str, int]:
 
 def huey_queues() -> frozenset[str]:
     """JOBS_HUEY_QUEUES: the job queues whose runs go to a Huey queue of their own."""
-    return frozenset(conf.setting("JOBS_HUEY_QUEUES") or ())
+    return frozenset(getattr(settings, "JOBS_HUEY_QUEUES", ()) or ())
 
 
 def huey_prefix() -> str:
     """HUEY_QUEUE: the Huey queue of every job queue not listed in JOBS_HUEY_QUEUES, and
-    the prefix of the names of the listed ones. A project that does not set it (the
-    standalone site does, from the environment) uses the name of its own Huey."""
-    explicit = getattr(settings, "HUEY_QUEUE", "")
-    if explicit:
-        return str(explicit)
-    from huey.contrib.djhuey import HUEY
-
-    return str(HUEY.name)
+    the prefix of the names of the listed ones."""
+    return str(getattr(settings, "HUEY_QUEUE", "jobs"))
 
 
 def huey_target(queue: str) -> str:

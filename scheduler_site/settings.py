@@ -293,6 +293,11 @@ JOBS_SHUTDOWN_GRACE_SECONDS = env_float("JOBS_SHUTDOWN_GRACE_SECONDS", 30.0, min
 # Jobs claimed per transaction.
 JOBS_CLAIM_BATCH = env_int("JOBS_CLAIM_BATCH", 500, minimum=1, maximum=5000)
 JOBS_EXECUTOR = env_str("JOBS_EXECUTOR", "jobs.executors.SimulatedExecutor")
+# A queue whose oldest ready run has waited longer than this is stalled: the dashboard
+# marks it and the health check reports it (jobs/queues.py); 0: never.
+JOBS_QUEUE_STALL_SECONDS = env_float(
+    "JOBS_QUEUE_STALL_SECONDS", 600.0, minimum=0.0, maximum=7 * 86400.0
+)
 
 # Bounded history (jobs/runtime/retention.py): a finished run is deleted once it is not
 # among its job's newest JOBS_HISTORY_KEEP_PER_JOB runs, or once it is older than

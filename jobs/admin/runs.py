@@ -17,7 +17,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext, ngettext_lazy
 from django.utils.translation import gettext_lazy as _
 
-from jobs import engine
+from jobs import engine, queues
 from jobs.access import RUN_JOB, VIEW_JOB
 from jobs.admin.common import (
     AdminScreensMixin,
@@ -72,6 +72,23 @@ class RunJobFilter(admin.SimpleListFilter):
             return queryset.filter(job_id=job_id)
         except ValidationError:
             return queryset.none()
+
+
+class RunQueueFilter(admin.SimpleListFilter):
+    """The runs of one queue. Offers the queues of the jobs and those with a limit (the
+    index jobs_job_queue): Django's own filter would read every run for its names."""
+
+    title = _("queue")
+    parameter_name = "queue"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> Iterable:
+        names = set(Job.objects.queue_names()) | set(queues.limits())
+        if self.value():
+            names.add(self.value())  # a queue no job is in any more still has runs
+        return [(name, name) for name in sorted(names)]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(queue=self.value()) if self.value() else queryset
 
 
 class NotificationAttemptInline(admin.TabularInline):
@@ -133,7 +150,12 @@ class JobHistoryAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, adm
     )
     list_display_links = ("scheduled",)
     list_select_related = ("job",)
-    list_filter = ("status", ("created_at", admin.DateFieldListFilter), RunJobFilter)
+    list_filter = (
+        "status",
+        RunQueueFilter,
+        ("created_at", admin.DateFieldListFilter),
+        RunJobFilter,
+    )
     date_hierarchy = "created_at"
     search_fields = ("job__name",)
     search_help_text = _("Search by job name.")
@@ -151,6 +173,8 @@ class JobHistoryAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, adm
         "duration_display",
         "heartbeat",
         "worker",
+        "queue",
+        "priority",
         "cancelled_by",
         "cause_link",
         "chained_links",

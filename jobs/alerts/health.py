@@ -8,11 +8,16 @@ The scheduler is *down* when
   so a healthy process is never taken for a dead one; a process beats once per pass, so
   its --tick must stay below that, as the default 1 s does), or
 - an active job has been due for that long and nobody has claimed it (the processes
-  are there but their claims fail, or they cannot keep up).
+  are there but their claims fail, or they cannot keep up), or
+- a queue's runs have been ready for that long and no live scheduler serves that queue
+  (every process was started with `--queues` naming others), or
+- a queue's oldest ready run has waited longer than JOBS_QUEUE_STALL_SECONDS (too few
+  workers for it, or its JOBS_QUEUE_LIMITS slots held by long runs). jobs/queue_status.py reads
+  both: the look-up finds nothing in one step of an index while no run waits that long.
 
 A paused scheduler is not down: its work is unclaimed on purpose and its processes may
 be stopped for the maintenance. A pause neither opens nor closes an incident, and after
-a resume both clocks start again at the resume, so the moments before the first claim
+a resume the clocks start again at the resume, so the moments before the first claim
 are not taken for an outage.
 
 Once per incident, across any number of processes: the database decides. The one
@@ -45,7 +50,7 @@ from django.db.models import Max
 from django.urls import reverse
 from django.utils import timezone
 
-from jobs import conf, metrics
+from jobs import conf, metrics, queue_status
 from jobs.alerts.retries import try_delivery
 from jobs.alerts.webhook import new_webhook_id, post_webhook
 from jobs.masking import url_origin
@@ -146,7 +151,35 @@ def assess(now: datetime | None = None, switch: SchedulerState | None = None) ->
                 ),
                 now,
             )
+    stuck = queue_status.stuck_queue(
+        now,
+        unserved_after=limit,
+        within=silence_limit(),
+        stalled_after=conf.queue_stall(),
+        since=resumed,
+    )
+    if stuck is not None:
+        return Health(DOWN, one_line(_stuck_reason(stuck), EVENT_TEXT_MAX_LENGTH), now)
     return Health(OK, "", now)
+
+
+def _stuck_reason(stuck: queue_status.StuckQueue) -> str:
+    runs = "1 run" if stuck.waiting == 1 else f"{stuck.waiting} runs"
+    waiting = f"queue {stuck.name} has {runs} waiting, the oldest for {_age(stuck.oldest_seconds)}"
+    if not stuck.served:
+        return f"{waiting}, and no running scheduler serves it"
+    stall = _seconds(conf.queue_stall() or timedelta())
+    return f"{waiting} (longer than JOBS_QUEUE_STALL_SECONDS, {stall} s)"
+
+
+def _age(seconds: float) -> str:
+    """40 s, 7 minutes, 3 hours 5 minutes: whole units, read at a glance in an alert."""
+    if seconds < 120:
+        return f"{int(seconds)} s"
+    minutes = int(seconds // 60)
+    if minutes < 120:
+        return f"{minutes} minutes"
+    return f"{minutes // 60} hours {minutes % 60} minutes"
 
 
 def _paused_reason(window: PauseWindow) -> str:

@@ -359,10 +359,16 @@ class RunSerializer(serializers.ModelSerializer):
             "finished_at",
             "duration_seconds",
             "worker",
+            "queue",
+            "priority",
             "arguments",
             "created_at",
         ]
         read_only_fields = fields
+        extra_kwargs = {
+            "queue": {"help_text": "The queue the run waits in: its job's when it was created."},
+            "priority": {"help_text": "Its job's priority when it was created (higher first)."},
+        }
 
     def to_representation(self, instance: JobHistory) -> dict[str, Any]:
         data = super().to_representation(instance)

@@ -6,6 +6,7 @@ from rest_framework.routers import APIRootView, DefaultRouter
 
 from jobs.api.docs import SchemaView, SwaggerView
 from jobs.api.policy import ApiPolicy
+from jobs.api.queues import QueuesView
 from jobs.api.scheduler import PauseView, ResumeView, SchedulerView
 from jobs.api.views import (
     JobChangesView,
@@ -50,6 +51,7 @@ urlpatterns = _own_authentication(
     [
         path("v1/jobs/<str:job_pk>/runs/", JobRunsView.as_view(), name="api-job-runs"),
         path("v1/jobs/<str:job_pk>/changes/", JobChangesView.as_view(), name="api-job-changes"),
+        path("v1/queues/", QueuesView.as_view(), name="api-queues"),
         path("v1/scheduler/", SchedulerView.as_view(), name="api-scheduler"),
         path("v1/scheduler/pause/", PauseView.as_view(), name="api-scheduler-pause"),
         path("v1/scheduler/resume/", ResumeView.as_view(), name="api-scheduler-resume"),

@@ -24,7 +24,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -48,7 +48,7 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeHistogramMetricFamily, GaugeMetricFamily, Metric
 
-from jobs import conf
+from jobs import conf, queue_status
 from jobs.models import (
     FINISHED_STATUSES,
     Job,
@@ -65,7 +65,7 @@ logger = logging.getLogger(__name__)
 DURATION_BUCKETS = (0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0)
 LAG_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 # A scheduler upserts its heartbeat row at most this often.
-HEARTBEAT_EVERY_SECONDS = 5.0
+HEARTBEAT_EVERY_SECONDS = conf.HEARTBEAT_EVERY_SECONDS
 # Heartbeat rows of schedulers gone this long are deleted (a restart gets a new row).
 HEARTBEAT_KEEP = timedelta(days=7)
 
@@ -157,14 +157,16 @@ class DatabaseCollector:
         def gauge(name: str, doc: str, value: float) -> None:
             metrics.append(GaugeMetricFamily(name, doc, value=value))
 
-        # They cost in proportion to the runs counted, not to the history.
-        pending, running = JobHistory.objects.queue_counts()
+        # The active runs by queue (jobs/queue_status.py): in proportion to the runs counted,
+        # not to the history. The totals are their sums.
+        by_queue = queue_status.snapshot(now)
         gauge(
             "jobs_runs_pending",
             "Runs waiting to start, including retries waiting out their backoff.",
-            pending,
+            sum(queue.pending + queue.waiting_later for queue in by_queue),
         )
-        gauge("jobs_runs_running", "Runs being executed now.", running)
+        gauge("jobs_runs_running", "Runs being executed now.", sum(q.running for q in by_queue))
+        metrics.extend(_queue_families(by_queue))
         # Index jobs_job_due: costs in proportion to the backlog, not to all jobs.
         due = Job.objects.due(now)
         gauge(
@@ -237,10 +239,48 @@ class DatabaseCollector:
         return metrics
 
 
+def _queue_families(by_queue: Sequence[queue_status.QueueState]) -> list[Metric]:
+    """The jobs_queue_* gauges, one sample per queue (label `queue`)."""
+    families = {
+        "pending": GaugeMetricFamily(
+            "jobs_queue_pending",
+            "Runs of the queue ready to start now, waiting for a slot or a worker "
+            "(retries waiting out their backoff are not counted).",
+            labels=["queue"],
+        ),
+        "running": GaugeMetricFamily(
+            "jobs_queue_running", "Runs of the queue being executed now.", labels=["queue"]
+        ),
+        "oldest": GaugeMetricFamily(
+            "jobs_queue_oldest_pending_seconds",
+            "How long the queue's oldest ready run has waited to start (0 when none).",
+            labels=["queue"],
+        ),
+        "limit": GaugeMetricFamily(
+            "jobs_queue_limit",
+            "The most runs of the queue running at once (JOBS_QUEUE_LIMITS); absent: no limit.",
+            labels=["queue"],
+        ),
+        "served": GaugeMetricFamily(
+            "jobs_queue_served",
+            "1 while a live scheduler serves the queue, 0 when none does (its runs wait).",
+            labels=["queue"],
+        ),
+    }
+    for queue in by_queue:
+        label = [queue.name]
+        families["pending"].add_metric(label, queue.pending)
+        families["running"].add_metric(label, queue.running)
+        families["oldest"].add_metric(label, queue.oldest_pending_seconds)
+        if queue.limit is not None:
+            families["limit"].add_metric(label, queue.limit)
+        families["served"].add_metric(label, 1.0 if queue.served else 0.0)
+    return list(families.values())
+
+
 def alive_within() -> timedelta:
-    """A scheduler whose heartbeat is this recent is alive: the lease, and at least three
-    heartbeats."""
-    return max(conf.lease(), timedelta(seconds=3 * HEARTBEAT_EVERY_SECONDS))
+    """A scheduler whose heartbeat is this recent is alive (jobs.conf.alive_within)."""
+    return conf.alive_within()
 
 
 DATABASE_REGISTRY = CollectorRegistry(auto_describe=False)
@@ -383,10 +423,16 @@ _beats: dict[str, float] = {}
 _beats_lock = threading.Lock()
 
 
-def scheduler_alive(name: str, *, every: float = HEARTBEAT_EVERY_SECONDS) -> bool:
+def scheduler_alive(
+    name: str,
+    *,
+    queues: Collection[str] | None = None,
+    every: float = HEARTBEAT_EVERY_SECONDS,
+) -> bool:
     """Hook at the start of a scheduler pass: upsert this scheduler's heartbeat row, at
     most once per `every` seconds. Returns whether it wrote. Never raises on a database
-    error: the pass that follows meets the same error and handles it."""
+    error: the pass that follows meets the same error and handles it. `queues`: the
+    queues the process executes (None: every queue), written in the row."""
     clock = time.monotonic()
     with _beats_lock:
         last = _beats.get(name)
@@ -403,11 +449,12 @@ def scheduler_alive(name: str, *, every: float = HEARTBEAT_EVERY_SECONDS) -> boo
                     host=socket.gethostname()[:255],
                     started_at=now,
                     seen_at=now,
+                    queues=",".join(sorted(queues or ()))[:500],
                 )
             ],
             update_conflicts=True,
             unique_fields=["name"],
-            update_fields=["pid", "host", "seen_at"],
+            update_fields=["pid", "host", "seen_at", "queues"],
         )
         if last is None:
             SchedulerHeartbeat.objects.filter(seen_at__lt=now - HEARTBEAT_KEEP).delete()

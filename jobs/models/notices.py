@@ -59,6 +59,9 @@ class SchedulerHeartbeat(models.Model):
     host = models.CharField(_("host"), max_length=255)
     started_at = models.DateTimeField(_("started"))
     seen_at = models.DateTimeField(_("last seen"))
+    # The queues whose runs this process executes (`runscheduler --queues`), by name,
+    # comma-separated; empty: every queue (jobs/queue_status.py reads it).
+    queues = models.CharField(_("queues"), max_length=500, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["-seen_at"]

@@ -115,7 +115,7 @@ class Scheduler:
         """Claim everything due (by `claim_until`, default now), hand it out, feed ready
         pending runs, reap."""
         stats = PassStats()
-        metrics.scheduler_alive(self.name)
+        metrics.scheduler_alive(self.name, queues=self.handoff.queues)
         claiming = not self._paused_for_pass(now or timezone.now())
         batch = conf.claim_batch()
         while claiming and not self._stopping.is_set():

@@ -569,7 +569,8 @@ def test_the_date_hierarchy_offers_the_periods_between_oldest_and_newest_run(
     def choices(**params: Any) -> list[str]:
         with CaptureQueriesContext(connection) as queries:
             response = admin_client.get(reverse(RUNS_URL), params)
-        assert not [q for q in queries if "DISTINCT" in q["sql"]]
+        # No DISTINCT over the runs (the queue filter's names come from the jobs' index).
+        assert not [q for q in queries if "DISTINCT" in q["sql"] and "jobhistory" in q["sql"]]
         # The markup around the links differs between Django versions; the nav's class
         # does not.
         found = re.search(r'<nav[^>]*class="toplinks"[^>]*>(.*?)</nav>', response.text, re.S)

@@ -36,6 +36,7 @@ class Recorder:
     """A hand-off that keeps the claimed tickets (nothing executes them)."""
 
     dispatched = False
+    queues = None  # every queue
 
     def __init__(self) -> None:
         self.tickets: list[RunTicket] = []

@@ -18,8 +18,10 @@ pytestmark = pytest.mark.django_db
 # request): 4 queries on every page. The rest is the page's own.
 EVERY_PAGE = 4
 EXPECTED = {
-    # jobs, pending, running, completed hours, current hour, in progress, upcoming, failures
-    "/": EVERY_PAGE + 8,
+    # jobs; the queues (jobs/queue_status.py): active runs by queue (pending and running in one
+    # statement, which also gives the totals that took two counts), the jobs' queue names,
+    # the live schedulers; completed hours, current hour, in progress, upcoming, failures
+    "/": EVERY_PAGE + 9,
     "/jobs/": EVERY_PAGE + 3,  # the queue names, count, page
     "/jobs/?q=bulk&state=failed&active=yes&page=2": EVERY_PAGE + 3,
     "job page": EVERY_PAGE + 3,  # job, stats, runs

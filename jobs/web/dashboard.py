@@ -16,7 +16,7 @@ from django.core.cache import cache
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from jobs import conf
+from jobs import conf, queue_status
 from jobs.models import Job, JobHistory, RunStatus
 from jobs.sql import store
 
@@ -175,9 +175,11 @@ def _completed_hours(hours: list[datetime]) -> dict[datetime, dict[str, int]]:
     return counts
 
 
-def summary(hours: list[HourCounts]) -> Summary:
+def summary(hours: list[HourCounts], by_queue: list[queue_status.QueueState]) -> Summary:
     jobs = Job.objects.aggregate(total=Count("pk"), active=Count("pk", filter=Q(is_active=True)))
-    pending, running = JobHistory.objects.queue_counts()
+    # The queues' active runs, added up: no count of their own.
+    pending = sum(queue.pending + queue.waiting_later for queue in by_queue)
+    running = sum(queue.running for queue in by_queue)
     runs_24h = dict.fromkeys(RunStatus.values, 0)
     for hour in hours:
         for status, count in hour.counts.items():
@@ -255,9 +257,11 @@ def live_context(now: datetime | None = None) -> dict:
     """Everything the refreshing part of the dashboard shows."""
     now = now or timezone.now()
     hours = hourly_counts(now)
+    by_queue = queue_status.snapshot(now)
     return {
         "now": now,
-        "summary": summary(hours),
+        "summary": summary(hours, by_queue),
+        "queues": by_queue,
         "chart": chart(hours),
         # .defer("log"): a run's log can be long, and these lists do not show it.
         "in_progress": list(
