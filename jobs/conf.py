@@ -90,3 +90,8 @@ def simulation() -> SimulationSettings:
 def time_zone() -> str:
     """The zone of a cron job that names none: the site's TIME_ZONE."""
     return str(settings.TIME_ZONE)
+
+
+def sync_on_start() -> bool:
+    """runscheduler brings the database to the schedules declared in code as it starts."""
+    return bool(getattr(settings, "JOBS_SYNC_ON_START", True))
