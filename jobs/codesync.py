@@ -16,9 +16,10 @@ unique while set). A sync, in one transaction:
    gone.
 
 is_active stays the operator's: it is written only when the declaration itself changed
-since the last sync (Job.code_declaration keeps the values last declared), or when the
-declaration is gone. A one-off whose time has passed is saved disabled, with a note,
-rather than refused: a new database would otherwise never take the code's jobs.
+since the last sync, its description aside (Job.code_declaration keeps the values last
+declared), or when the declaration is gone. A one-off whose time has passed is saved
+disabled, with a note, rather than refused: a new database would otherwise never take
+the code's jobs.
 
 Any number of processes may sync at once: the existing rows are locked in key order
 (PostgreSQL; SQLite's writer lock serialises the transactions), and an insert that meets
@@ -241,24 +242,36 @@ def _plan(declaration: Declaration, stored: Job | None) -> _Planned:
         return _Planned(Change(CREATE, key, source, note=note), job, declaration, ())
     audited = audited_fields(Job)
     before = {name: copy.deepcopy(getattr(stored, name)) for name in audited}
-    declaration_changed = stored.code_declaration != record
-    if declaration_changed:
+    last = stored.code_declaration
+    takes_over = _takes_over(last, record)
+    if takes_over:
         # An option no longer declared goes back to its default (and to the operator).
-        for name in stored.code_declaration or {}:
+        for name in last or {}:
             if name not in values and name in audited:
                 setattr(stored, name, Job._meta.get_field(name).get_default())
     for name, value in values.items():
-        if name == code_fields.OPERATOR_FIELD and not declaration_changed:
+        if name == code_fields.OPERATOR_FIELD and not takes_over:
             continue  # the operator's pause stays while the code says the same
         setattr(stored, name, value)
     moved = stored.code_source != source
     stored.code_source, stored.code_declaration = source, record
     note = _validate(stored)
     written = tuple(name for name in audited if getattr(stored, name) != before[name])
-    if not written and not moved and not declaration_changed:
+    if not written and not moved and last == record:
         return _Planned(Change(UNCHANGED, key, source), stored, declaration, ())
     shown = written + (("code_source",) if moved else ())
     return _Planned(Change(UPDATE, key, source, shown, note), stored, declaration, written)
+
+
+def _takes_over(last: dict[str, Any] | None, record: dict[str, Any]) -> bool:
+    """Whether the code changed what the job does since `last` (None: since it was gone),
+    so that its declared is_active is written again: any declared value but the
+    description (a docstring edited is no reason to enable a job an operator disabled)."""
+    if last is None:
+        return True
+    return {k: v for k, v in last.items() if k != "description"} != {
+        k: v for k, v in record.items() if k != "description"
+    }
 
 
 def _plan_gone(job: Job) -> _Planned:

@@ -219,6 +219,19 @@ def test_an_operators_pause_stays_until_the_code_changes_that_job(clock, declare
     assert code_job().is_active
 
 
+def test_a_new_description_alone_keeps_the_operators_pause(clock, declare):
+    declare(every=timedelta(minutes=10))
+    syncjobs()
+    code_job().set_active(False)
+
+    declare(every=timedelta(minutes=10), description="Send the weekly report.")
+    assert f"updated {TASK} ({HERE}): description" in syncjobs().output
+
+    job = code_job()
+    assert (job.description, job.is_active) == ("Send the weekly report.", False)
+    assert "1 unchanged" in syncjobs().output
+
+
 def test_a_job_declared_inactive_is_created_so_and_may_be_enabled(clock, declare):
     declare(every=timedelta(minutes=10), is_active=False)
     syncjobs()
