@@ -1,73 +1,156 @@
-"""The scheduler's settings, read through django.conf so tests can override them."""
+"""The scheduler's settings, read through django.conf so tests can override them.
+
+Every setting the app reads that Django does not define has its default in DEFAULTS, so
+a project that sets none of them works; `setting(name)` is the one way to read them
+(jobs/tests/test_packaging.py checks that no module reads one directly). The standalone
+site (scheduler_site/settings.py) reads each from the environment; the README's
+"Configuration" table lists them.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
+from typing import Any
 
 from django.conf import settings
+
+DEFAULTS: dict[str, Any] = {
+    # The scheduler.
+    "JOBS_LEASE_SECONDS": 30.0,
+    "JOBS_MISFIRE_GRACE_SECONDS": 5.0,
+    "JOBS_SHUTDOWN_GRACE_SECONDS": 30.0,
+    "JOBS_CLAIM_BATCH": 500,
+    "JOBS_EXECUTOR": "jobs.executors.SimulatedExecutor",
+    "JOBS_HISTORY_KEEP_PER_JOB": 1000,
+    "JOBS_HISTORY_MAX_AGE_DAYS": 30.0,
+    "JOBS_PRUNE_INTERVAL_SECONDS": 60.0,
+    "JOBS_AUDIT_KEEP_DAYS": 365.0,
+    # The simulated executor.
+    "JOBS_SIM_MIN_SECONDS": 1.0,
+    "JOBS_SIM_MAX_SECONDS": 5.0,
+    "JOBS_SIM_FAILURE_RATE": 0.2,
+    "JOBS_SIM_SEED": None,
+    # Jobs that do real work. The standalone site adds its example tasks
+    # (jobs.example_tasks); a project chooses its own modules.
+    "JOBS_TASK_MODULES": (),
+    "JOBS_MANAGEMENT_COMMANDS": ("clearsessions", "prunehistory", "check"),
+    "JOBS_SHELL_ENABLED": False,
+    "JOBS_SHELL_HUEY_QUEUE": "",
+    "JOBS_SHELL_DEFAULT_TIMEOUT": 3600,
+    "JOBS_KILL_GRACE_SECONDS": 5.0,
+    "JOBS_HTTP_ALLOWED_HOSTS": (),
+    "JOBS_HTTP_TIMEOUT_SECONDS": 30.0,
+    "JOBS_LOG_MAX_BYTES": 262144,
+    "JOBS_LIVE_LOG_SECONDS": 1.0,
+    # Schedules declared in code: runscheduler syncs them as it starts.
+    "JOBS_SYNC_ON_START": True,
+    # Huey: runs go to Huey workers only when REDIS_URL is set.
+    "REDIS_URL": "",
+    "JOBS_REDISPATCH_SECONDS": 60.0,
+    "JOBS_HUEY_PERIODIC_PASS": False,
+    # The screens.
+    "JOBS_UI_POLL_SECONDS": 3.0,
+    "JOBS_DASHBOARD_CACHE_SECONDS": 5.0,
+    # The API's throttles (DRF rates: "N/second", "minute", "hour" or "day").
+    "JOBS_API_THROTTLE_ANON": "60/minute",
+    "JOBS_API_THROTTLE_USER": "1200/minute",
+    # Behind a reverse proxy: the client's address is the last one in X-Forwarded-For.
+    "TRUSTED_PROXY": False,
+    # Metrics and alerts.
+    "METRICS_TOKEN": "",
+    "JOBS_METRICS_WINDOW_SECONDS": 300.0,
+    "JOBS_ALERT_ATTEMPTS": 3,
+    "JOBS_ALERT_BACKOFF_SECONDS": 1.0,
+    "JOBS_ALERT_TIMEOUT_SECONDS": 10.0,
+    "JOBS_ALERT_THREADS": 2,
+    "JOBS_WEBHOOK_ALLOWED_HOSTS": (),
+    "JOBS_WEBHOOK_SECRET": "",
+    "JOBS_BASE_URL": "",
+    "JOBS_ADMIN_ALERT_URL": "",
+    "JOBS_ADMIN_ALERT_EMAILS": (),
+    # The standalone site's account pages (jobs.web.logins).
+    "PASSWORD_RESET_ENABLED": False,
+    "PASSWORD_RESET_LIMIT": 5,
+    # The benchmark's processes (manage.py benchmark): the key length the site demands.
+    "MIN_SECRET_KEY_LENGTH": 50,
+}
+
+
+def setting(name: str) -> Any:
+    """The project's value of `name`, or the app's default (a KeyError for a name the
+    app does not know: a typo is not silently None)."""
+    return getattr(settings, name, DEFAULTS[name])
+
+
+def project_dir() -> Path:
+    """The folder of the project's manage.py: BASE_DIR when the project sets it (Django's
+    own template does), else the current folder, where manage.py is usually run."""
+    base = getattr(settings, "BASE_DIR", None)
+    return Path(base) if base else Path.cwd()
 
 
 def lease() -> timedelta:
     """A running run whose heartbeat is older than this belongs to a dead worker."""
-    return timedelta(seconds=float(settings.JOBS_LEASE_SECONDS))
+    return timedelta(seconds=float(setting("JOBS_LEASE_SECONDS")))
 
 
 def heartbeat_interval() -> float:
     """Seconds between heartbeats: a third of the lease, so two may be missed safely."""
-    return float(settings.JOBS_LEASE_SECONDS) / 3.0
+    return float(setting("JOBS_LEASE_SECONDS")) / 3.0
 
 
 def live_log_interval() -> float:
     """Seconds between writes of the running runs' output so far (the live log)."""
-    return float(getattr(settings, "JOBS_LIVE_LOG_SECONDS", 1.0))
+    return float(setting("JOBS_LIVE_LOG_SECONDS"))
 
 
 def misfire_grace() -> timedelta:
-    return timedelta(seconds=float(settings.JOBS_MISFIRE_GRACE_SECONDS))
+    return timedelta(seconds=float(setting("JOBS_MISFIRE_GRACE_SECONDS")))
 
 
 def shutdown_grace() -> float:
-    return float(settings.JOBS_SHUTDOWN_GRACE_SECONDS)
+    return float(setting("JOBS_SHUTDOWN_GRACE_SECONDS"))
 
 
 def claim_batch() -> int:
-    return int(settings.JOBS_CLAIM_BATCH)
+    return int(setting("JOBS_CLAIM_BATCH"))
 
 
 def uses_huey() -> bool:
     """Runs go through Huey over Redis (REDIS_URL is set)."""
-    return bool(getattr(settings, "REDIS_URL", ""))
+    return bool(setting("REDIS_URL"))
 
 
 def redispatch_after() -> timedelta:
-    return timedelta(seconds=float(settings.JOBS_REDISPATCH_SECONDS))
+    return timedelta(seconds=float(setting("JOBS_REDISPATCH_SECONDS")))
 
 
 def history_keep_per_job() -> int:
     """Each job keeps its newest this many runs; 0: no limit."""
-    return int(settings.JOBS_HISTORY_KEEP_PER_JOB)
+    return int(setting("JOBS_HISTORY_KEEP_PER_JOB"))
 
 
 def history_max_age() -> timedelta | None:
     """Runs older than this are deleted; None: no limit."""
-    days = float(settings.JOBS_HISTORY_MAX_AGE_DAYS)
+    days = float(setting("JOBS_HISTORY_MAX_AGE_DAYS"))
     return timedelta(days=days) if days > 0 else None
 
 
 def audit_max_age() -> timedelta | None:
     """Records of the audit trail older than this are deleted; None: kept forever."""
-    days = float(settings.JOBS_AUDIT_KEEP_DAYS)
+    days = float(setting("JOBS_AUDIT_KEEP_DAYS"))
     return timedelta(days=days) if days > 0 else None
 
 
 def prune_interval() -> float:
     """Seconds between the scheduler's pruning rounds; 0: the scheduler does not prune."""
-    return float(settings.JOBS_PRUNE_INTERVAL_SECONDS)
+    return float(setting("JOBS_PRUNE_INTERVAL_SECONDS"))
 
 
 def executor_path() -> str:
-    return str(settings.JOBS_EXECUTOR)
+    return str(setting("JOBS_EXECUTOR"))
 
 
 @dataclass(frozen=True)
@@ -80,10 +163,10 @@ class SimulationSettings:
 
 def simulation() -> SimulationSettings:
     return SimulationSettings(
-        min_seconds=float(settings.JOBS_SIM_MIN_SECONDS),
-        max_seconds=float(settings.JOBS_SIM_MAX_SECONDS),
-        failure_rate=float(settings.JOBS_SIM_FAILURE_RATE),
-        seed=settings.JOBS_SIM_SEED,
+        min_seconds=float(setting("JOBS_SIM_MIN_SECONDS")),
+        max_seconds=float(setting("JOBS_SIM_MAX_SECONDS")),
+        failure_rate=float(setting("JOBS_SIM_FAILURE_RATE")),
+        seed=setting("JOBS_SIM_SEED"),
     )
 
 
@@ -94,4 +177,4 @@ def time_zone() -> str:
 
 def sync_on_start() -> bool:
     """runscheduler brings the database to the schedules declared in code as it starts."""
-    return bool(getattr(settings, "JOBS_SYNC_ON_START", True))
+    return bool(setting("JOBS_SYNC_ON_START"))

@@ -1,7 +1,7 @@
 """Django's own wording of form messages, kept in the project's catalogue.
 
 Django REST framework's catalogue translates these same messages differently, and it
-comes before Django's. Listing them here keeps them in locale/ja (makemessages finds
+comes before Django's. Listing them here keeps them in jobs/locale/ja (makemessages finds
 them), so forms say what Django says. Never imported at run time.
 """
 

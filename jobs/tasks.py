@@ -10,16 +10,15 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from django.conf import settings
 from huey import RedisHuey, crontab
 from huey.contrib.djhuey import db_periodic_task, db_task, on_shutdown
 
 from jobs import alerts, conf
 from jobs.alerts import health
+from jobs.huey_serializer import JSONSerializer
 from jobs.runtime import worker
 from jobs.runtime.pool import HueyHandoff
 from jobs.runtime.scheduler import Scheduler
-from scheduler_site.huey_serializer import JSONSerializer
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +44,11 @@ def _shell_queue_task(queue: str) -> Any:
     """`execute_runs` on the Huey queue of the shell workers (JOBS_SHELL_HUEY_QUEUE):
     the same task name, so that a `run_huey` started with HUEY_QUEUE=<queue> runs it."""
     shell_huey = RedisHuey(
-        name=queue, url=settings.REDIS_URL, results=False, utc=True, serializer=JSONSerializer()
+        name=queue,
+        url=conf.setting("REDIS_URL"),
+        results=False,
+        utc=True,
+        serializer=JSONSerializer(),
     )
     return shell_huey.task(name="jobs.execute_runs")(execute_runs.func)
 
@@ -53,7 +56,7 @@ def _shell_queue_task(queue: str) -> Any:
 def shell_sender() -> Callable[[list[str]], int] | None:
     """Where shell runs go when JOBS_SHELL_HUEY_QUEUE names a queue of their own (the
     workers of another OS user, docs/deployment.md); None: with the others."""
-    queue = getattr(settings, "JOBS_SHELL_HUEY_QUEUE", "")
+    queue = conf.setting("JOBS_SHELL_HUEY_QUEUE")
     if not queue or not conf.uses_huey():
         return None
     task = _shell_queue_task(queue)
@@ -79,7 +82,7 @@ def scheduler_pass() -> None:
     Off unless JOBS_HUEY_PERIODIC_PASS is set: it has minute precision (a job due at
     12:00:30 starts at about 12:01:00), where runscheduler starts it within milliseconds.
     """
-    if not settings.JOBS_HUEY_PERIODIC_PASS:
+    if not conf.setting("JOBS_HUEY_PERIODIC_PASS"):
         return
     stats = Scheduler(handoff=HueyHandoff(send_runs, send_shell=shell_sender())).run_pass()
     # Without runscheduler, this pass is the scheduler that notices it is down.

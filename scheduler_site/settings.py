@@ -15,6 +15,8 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.core.validators import validate_email
 
+from jobs.api.schema import SCHEMA_SETTINGS as API_SCHEMA_SETTINGS
+from jobs.huey_serializer import JSONSerializer
 from jobs.signing import BadSecret
 from jobs.signing import parse_secret as parse_webhook_secret
 from scheduler_site.env import (
@@ -27,7 +29,6 @@ from scheduler_site.env import (
     redact_url,
     redis_url_parses,
 )
-from scheduler_site.huey_serializer import JSONSerializer
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -115,11 +116,12 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Every page needs a login except those marked @login_not_required (login, /healthz).
+    # The app's own screens check it themselves (jobs/web/screens.py); this covers the
+    # site's other pages too.
     "jobs.web.middleware.LoginRequiredMiddleware",
-    # Dates and times in the user's own zone (a cookie the browser sets).
+    # Dates and times in the user's own zone (a cookie the browser sets) on every page,
+    # the admin's of other models included; the app's own pages do it themselves.
     "jobs.web.middleware.TimezoneMiddleware",
-    # Who changes jobs, and through the dashboard or the admin (the audit trail).
-    "jobs.web.middleware.ActorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -140,8 +142,9 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # The login page's link to the password-reset pages (the app's own
+                # pages need no context processor of their own).
                 "jobs.web.context_processors.ui",
-                "jobs.web.context_processors.scheduler_pause",
             ],
         },
     },
@@ -221,7 +224,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
 # failure names no user, as a bad API token does).
 AXES_LOCKOUT_PARAMETERS = "jobs.web.logins.lockout_parameters"
 # The address: REMOTE_ADDR, or with TRUSTED_PROXY the one the proxy put in X-Forwarded-For.
-AXES_CLIENT_IP_CALLABLE = "jobs.web.logins.client_address"
+AXES_CLIENT_IP_CALLABLE = "jobs.web.addresses.client_address"
 # A successful login forgets that user's own failures from that address (its typos), not
 # the address's failures for other names.
 AXES_HANDLER = "jobs.web.logins.LoginAttemptHandler"
@@ -244,7 +247,10 @@ PASSWORD_RESET_LIMIT = env_int("PASSWORD_RESET_LIMIT", 5, minimum=1, maximum=100
 # --- Internationalisation and time ------------------------------------------------------
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("ja", "日本語")]
-LOCALE_PATHS = [BASE_DIR / "locale"]
+# The catalogue is the app's (it ships in the package); listed here too so that it comes
+# before Django REST framework's whatever the order of INSTALLED_APPS (jobs/django_wording.py),
+# and so that `makemessages -l ja` run from here writes it (the site's templates included).
+LOCALE_PATHS = [BASE_DIR / "jobs" / "locale"]
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
 try:
     zoneinfo.ZoneInfo(TIME_ZONE)
@@ -398,57 +404,19 @@ INSTALLED_APPS += [
     "drf_spectacular_sidecar",  # Swagger UI served from the repo's static files, no CDN
 ]
 
-REST_FRAMEWORK = {
-    # Token first, so an anonymous request is answered 401 with a WWW-Authenticate header.
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        # DRF's token check, refusing locked-out users and counting bad tokens as failures.
-        "jobs.api.authentication.LockoutTokenAuthentication",
-        "rest_framework.authentication.SessionAuthentication",
-    ],
-    "DEFAULT_PERMISSION_CLASSES": ["jobs.api.permissions.JobPermissions"],
-    "DEFAULT_RENDERER_CLASSES": [
-        "rest_framework.renderers.JSONRenderer",
-        "rest_framework.renderers.BrowsableAPIRenderer",
-    ],
-    # JSON nested deeper than a job ever needs is a 400, not a RecursionError.
-    "DEFAULT_PARSER_CLASSES": ["jobs.api.parsers.JSONParser"],
-    # Far above what a script needs; a 429 carries Retry-After. The counts live in the
-    # default cache: per process (README: "Logins and throttling").
-    "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
-    ],
-    "DEFAULT_THROTTLE_RATES": {
-        "anon": env_rate("API_THROTTLE_ANON", "60/minute"),
-        "user": env_rate("API_THROTTLE_USER", "1200/minute"),
-    },
-    # The client address the throttles count: with TRUSTED_PROXY, the last address in
-    # X-Forwarded-For (the one the proxy added); otherwise REMOTE_ADDR, whatever is sent.
-    "NUM_PROXIES": 1 if TRUSTED_PROXY else 0,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "jobs.api.views.exception_handler",
-}
+# The API sets its own DRF classes (jobs/api/policy.py): no REST_FRAMEWORK setting is
+# needed. Its throttles: far above what a script needs; a 429 carries Retry-After. The
+# counts live in the default cache: per process (README: "Logins and throttling"). The
+# address counted is REMOTE_ADDR, or with TRUSTED_PROXY the last one in X-Forwarded-For.
+JOBS_API_THROTTLE_ANON = env_rate("API_THROTTLE_ANON", "60/minute")
+JOBS_API_THROTTLE_USER = env_rate("API_THROTTLE_USER", "1200/minute")
 
+# For `manage.py spectacular`, which describes the whole site (the schema the API serves
+# sets the same itself, jobs/api/docs.py).
 SPECTACULAR_SETTINGS = {
-    "TITLE": "Job scheduler API",
-    "DESCRIPTION": (
-        "Jobs, their runs, run now, enable and disable. Authenticate with "
-        "`Authorization: Token <key>` (python manage.py apitoken <username>) or a session; "
-        'each request needs the permission the README\'s "Who can do what" names '
-        "(jobs.view_job to read)."
-    ),
-    "VERSION": "1",
-    "SERVE_INCLUDE_SCHEMA": False,
+    **API_SCHEMA_SETTINGS,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
-    "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {
-        "RunStatusEnum": "jobs.models.RunStatus",
-        "NotificationStatusEnum": "jobs.models.NotificationStatus",
-    },
-    "POSTPROCESSING_HOOKS": [
-        "drf_spectacular.hooks.postprocess_schema_enums",
-        "jobs.api.schema.document_error_responses",
-    ],
+    "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

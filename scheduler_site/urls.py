@@ -3,7 +3,6 @@ from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
 from django.views.i18n import set_language
 
-from jobs.metrics import metrics_view
 from jobs.web.logins import account_urls
 
 urlpatterns = [
@@ -12,8 +11,8 @@ urlpatterns = [
     path("accounts/", include(account_urls())),
     # The language can be chosen on the login page too.
     path("i18n/setlang/", login_not_required(set_language), name="set_language"),
-    # The JSON API, its schema and docs; Prometheus metrics (README: "API", "Metrics").
-    path("api/", include("jobs.api.urls")),
-    path("metrics", metrics_view, name="metrics"),
-    path("", include("jobs.web.urls")),
+    # The screens, the JSON API (api/), its schema and docs, and /metrics: mounted at the
+    # root here; another project mounts them under a prefix of its own (README: "Use it in
+    # your own project").
+    path("", include("jobs.urls")),
 ]

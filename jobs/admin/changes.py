@@ -17,7 +17,12 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from jobs.admin.common import LeanListMixin, RecordedByCodeMixin, time_column
+from jobs.admin.common import (
+    AdminScreensMixin,
+    LeanListMixin,
+    RecordedByCodeMixin,
+    time_column,
+)
 from jobs.masking import may_see_secrets
 from jobs.models import Job, JobChange
 from jobs.web.changes import field_changes
@@ -54,7 +59,7 @@ class ChangeJobFilter(admin.SimpleListFilter):
 
 
 @admin.register(JobChange)
-class JobChangeAdmin(RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
+class JobChangeAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
     list_display = ("created", "job_name", "action", "channel", "username", "fields_changed")
     list_display_links = ("created",)
     list_filter = ("action", "channel", ChangeJobFilter)

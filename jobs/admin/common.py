@@ -17,6 +17,7 @@ from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest
+from django.urls import URLPattern, URLResolver
 from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.html import format_html
@@ -26,6 +27,7 @@ from django.utils.translation import gettext_lazy as _
 
 from jobs.access import VIEW_JOB
 from jobs.models import RUN_COUNT_CAP, Job, JobHistory, JobHistoryQuerySet, capped_count
+from jobs.web.screens import admin_screen
 
 StrOrPromise = str | Promise
 
@@ -182,6 +184,19 @@ class BulkAction:
         items = self.refused if items is None else items
         if items:
             self.say(message % {"count": len(items), "why": describe_failures(items)}, level)
+
+
+class AdminScreensMixin:
+    """The admin pages of the app's models show times in the browser's zone and record
+    what they change as the user's, through the admin (jobs.web.screens.admin_screen),
+    without the project's adding TimezoneMiddleware or ActorMiddleware."""
+
+    def get_urls(self) -> list[URLPattern | URLResolver]:
+        patterns = super().get_urls()  # type: ignore[misc]
+        for pattern in patterns:
+            if isinstance(pattern, URLPattern):
+                pattern.callback = admin_screen(pattern.callback)
+        return patterns
 
 
 class RecordedByCodeMixin:

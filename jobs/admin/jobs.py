@@ -23,6 +23,7 @@ from jobs import access, engine
 from jobs.access import RUN_JOB
 from jobs.admin.changes import changes_of_job_url
 from jobs.admin.common import (
+    AdminScreensMixin,
     BulkAction,
     LeanListMixin,
     badge,
@@ -224,13 +225,21 @@ class JobAdminForm(ChainFieldsMixin, JobAlertsForm):
 
 
 @admin.register(Job)
-class JobAdmin(LeanListMixin, admin.ModelAdmin):
+class JobAdmin(AdminScreensMixin, LeanListMixin, admin.ModelAdmin):
     form = JobAdminForm
     # A search as you type (the admin's own, JobQuerySet.search through
     # get_search_results): a select of 10,000 jobs would be a page of its own.
     autocomplete_fields = ("on_success", "on_failure")
-    list_display = ("name", "schedule", "is_active", "state_badge", "last_run", "next_run")
-    list_filter = ("is_active", "schedule_type", "overlap_policy", JobStateFilter)
+    list_display = (
+        "name",
+        "schedule",
+        "queue",
+        "is_active",
+        "state_badge",
+        "last_run",
+        "next_run",
+    )
+    list_filter = ("is_active", "schedule_type", "queue", "overlap_policy", JobStateFilter)
     # Shows the search box and names what it looks in; the search itself is
     # JobQuerySet.search (see get_search_results), the dashboard's and the API's.
     search_fields = JOB_SEARCH_FIELDS
@@ -286,6 +295,7 @@ class JobAdmin(LeanListMixin, admin.ModelAdmin):
                 "fields": (
                     "overlap_policy",
                     "timeout_seconds",
+                    ("queue", "priority"),
                     ("max_retries", "retry_backoff_seconds"),
                 )
             },

@@ -20,6 +20,7 @@ from django.utils.translation import gettext_lazy as _
 from jobs import engine
 from jobs.access import RUN_JOB, VIEW_JOB
 from jobs.admin.common import (
+    AdminScreensMixin,
     BoundedDateChangeList,
     BulkAction,
     CappedCountPaginator,
@@ -119,7 +120,7 @@ class NotificationAttemptInline(admin.TabularInline):
 
 
 @admin.register(JobHistory)
-class JobHistoryAdmin(RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
+class JobHistoryAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
     list_display = (
         "job_link",
         "scheduled",
@@ -227,8 +228,8 @@ class JobHistoryAdmin(RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
     def arguments_display(self, run: JobHistory) -> str | None:
         if run.arguments is None:
             return None
-        # The viewer is the admin's user (ActorMiddleware): secrets masked for users who
-        # may not change jobs (jobs.masking).
+        # The viewer is the admin's user (jobs.web.screens.admin_screen): secrets masked
+        # for users who may not change jobs (jobs.masking).
         shown = shown_arguments(current_actor().user, run.arguments)
         return json.dumps(shown, ensure_ascii=False)
 

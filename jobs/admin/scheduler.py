@@ -20,7 +20,12 @@ from django.utils.translation import gettext_lazy as _
 
 from jobs import engine
 from jobs.access import PAUSE_SCHEDULER, VIEW_JOB
-from jobs.admin.common import LeanListMixin, RecordedByCodeMixin, time_column
+from jobs.admin.common import (
+    AdminScreensMixin,
+    LeanListMixin,
+    RecordedByCodeMixin,
+    time_column,
+)
 from jobs.alerts import health
 from jobs.masking import may_see_secrets
 from jobs.models import SchedulerEvent, SchedulerState
@@ -30,7 +35,7 @@ SWITCH_URL = "admin:jobs_schedulerstate_changelist"
 
 
 @admin.register(SchedulerState)
-class SchedulerStateAdmin(admin.ModelAdmin):
+class SchedulerStateAdmin(AdminScreensMixin, admin.ModelAdmin):
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return request.user.has_perm(VIEW_JOB)
 
@@ -89,7 +94,7 @@ class SchedulerStateAdmin(admin.ModelAdmin):
 
 
 @admin.register(SchedulerEvent)
-class SchedulerEventAdmin(RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
+class SchedulerEventAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
     list_display = ("created", "action", "username", "channel", "note", "until")
     list_display_links = ("created",)
     list_filter = ("action", "channel")

@@ -42,11 +42,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from django.conf import settings
 from django.core.mail import send_mail
 from django.db import close_old_connections, connection, transaction
 
-from jobs import metrics
+from jobs import conf, metrics
 from jobs.alerts.retries import try_delivery
 from jobs.alerts.webhook import REFUSED, USER_AGENT, post_webhook
 from jobs.masking import url_origin
@@ -150,7 +149,7 @@ class Dispatcher:
     """A bounded queue of notices and a few daemon threads delivering them."""
 
     def __init__(self, threads: int | None = None, queue_size: int = QUEUE_SIZE) -> None:
-        self.threads = threads or int(settings.JOBS_ALERT_THREADS)
+        self.threads = threads or int(conf.setting("JOBS_ALERT_THREADS"))
         self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
         self._stop = threading.Event()
         self._idle = threading.Condition()
@@ -332,7 +331,7 @@ def _record_attempt(
 
 def dashboard_url(job: Job) -> str:
     """The job's page: absolute with JOBS_BASE_URL set, else the path."""
-    return f"{settings.JOBS_BASE_URL}{job.get_absolute_url()}"
+    return f"{conf.setting('JOBS_BASE_URL')}{job.get_absolute_url()}"
 
 
 def build_payload(run: JobHistory, notice: Notice) -> dict[str, Any]:

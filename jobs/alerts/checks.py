@@ -5,17 +5,16 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from django.conf import settings
 from django.core.checks import Error, register
 
-from jobs import outbound
+from jobs import conf, outbound
 
 
 @register()
 def admin_alert_url_allowed(app_configs: Any = None, **kwargs: Any) -> list[Error]:
     """JOBS_ADMIN_ALERT_URL under the address rules of job webhooks (jobs/outbound.py),
     as a job's webhook URL is when it is saved; sending checks it again."""
-    url = settings.JOBS_ADMIN_ALERT_URL
+    url = conf.setting("JOBS_ADMIN_ALERT_URL")
     if not url:
         return []
     parts = urlsplit(url)

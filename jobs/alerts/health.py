@@ -39,7 +39,6 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from django.conf import settings
 from django.core.mail import send_mail
 from django.db import close_old_connections, connection
 from django.db.models import Max
@@ -92,7 +91,7 @@ def unclaimed_limit() -> timedelta:
     """Due work waiting longer than this is unclaimed: the misfire grace plus a lease
     (plus a minute where the Huey periodic pass is the scheduler)."""
     limit = conf.misfire_grace() + conf.lease()
-    if settings.JOBS_HUEY_PERIODIC_PASS:
+    if conf.setting("JOBS_HUEY_PERIODIC_PASS"):
         limit += PERIODIC_PASS_EVERY
     return limit
 
@@ -241,7 +240,7 @@ def process_name() -> str:
 
 
 def _dashboard_url() -> str:
-    return f"{settings.JOBS_BASE_URL}{reverse('scheduler')}"
+    return f"{conf.setting('JOBS_BASE_URL')}{reverse('scheduler')}"
 
 
 # --- sending ---------------------------------------------------------------------------
@@ -254,7 +253,7 @@ def deliver(
     JOBS_ALERT_ATTEMPTS times; record how it went on the event. Returns the outcome per
     channel ("webhook ...: sent", ...)."""
     outcomes: list[str] = []
-    url = settings.JOBS_ADMIN_ALERT_URL
+    url = conf.setting("JOBS_ADMIN_ALERT_URL")
     if url:
         delivery = new_webhook_id()  # the same webhook-id on every try of it
         ok, error = try_delivery(
@@ -264,7 +263,7 @@ def deliver(
             wait=wait,
         )
         outcomes.append(f"webhook {url_origin(url)}: " + ("sent" if ok else f"failed: {error}"))
-    recipients = list(settings.JOBS_ADMIN_ALERT_EMAILS)
+    recipients = list(conf.setting("JOBS_ADMIN_ALERT_EMAILS"))
     if recipients:
         ok, error = try_delivery(
             "email", lambda: _send_email(recipients, payload), what="scheduler alert", wait=wait

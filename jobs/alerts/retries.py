@@ -10,9 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from django.conf import settings
-
-from jobs import metrics
+from jobs import conf, metrics
 from jobs.alerts.webhook import REFUSED
 from jobs.text import REMOTE_TEXT_MAX_CHARS, clean_remote
 
@@ -43,8 +41,8 @@ def try_delivery(
     up (a dispatcher shutting down). A delivery the address rules refused is not tried
     again. `what` names the alert in the log. Counted in the metrics by outcome.
     """
-    attempts = int(settings.JOBS_ALERT_ATTEMPTS)
-    backoff = float(settings.JOBS_ALERT_BACKOFF_SECONDS)
+    attempts = int(conf.setting("JOBS_ALERT_ATTEMPTS"))
+    backoff = float(conf.setting("JOBS_ALERT_BACKOFF_SECONDS"))
     wait = wait or threading.Event().wait
     error = ""
     for attempt in range(1, attempts + 1):

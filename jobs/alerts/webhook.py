@@ -25,10 +25,9 @@ import time
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 
-from jobs import outbound, signing
+from jobs import conf, outbound, signing
 from jobs.outbound_http import Deadline, PinnedHTTPConnection, PinnedHTTPSConnection, within
 from jobs.runs import new_key
 from jobs.text import clean_remote
@@ -43,7 +42,7 @@ def signing_key(secret: str = "") -> bytes | None:
     """The HMAC key for a webhook: of `secret` (a job's own), else of JOBS_WEBHOOK_SECRET;
     None when neither is set. Raises signing.BadSecret for a malformed one (both are
     validated before they are stored: at start-up, and by Job.clean())."""
-    chosen = secret or settings.JOBS_WEBHOOK_SECRET
+    chosen = secret or conf.setting("JOBS_WEBHOOK_SECRET")
     return signing.parse_secret(chosen) if chosen else None
 
 
@@ -68,7 +67,7 @@ def post_webhook(
     webhook-timestamp.
     """
     body = json.dumps(payload, cls=DjangoJSONEncoder).encode()
-    timeout = float(settings.JOBS_ALERT_TIMEOUT_SECONDS)
+    timeout = float(conf.setting("JOBS_ALERT_TIMEOUT_SECONDS"))
     try:
         key = signing_key(secret)
     except signing.BadSecret:

@@ -1,17 +1,18 @@
-"""API tokens under the failed-login rules of the login page (README: "Logins and throttling")."""
+"""API tokens under the failed-login rules of the login page (README: "Logins and throttling").
+
+The rules are django-axes': they apply when the project has "axes" in INSTALLED_APPS (the
+standalone site has); without it a token is checked as DRF's TokenAuthentication does.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from axes.handlers.proxy import AxesProxyHandler
-from axes.helpers import get_credentials
+from django.apps import apps
 from django.contrib.auth.signals import user_login_failed
 from rest_framework import exceptions, status
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.request import Request
-
-from jobs.web.logins import lockout_message, lockout_minutes
 
 
 class LockedOut(exceptions.APIException):
@@ -21,13 +22,17 @@ class LockedOut(exceptions.APIException):
     default_code = "locked_out"
 
     def __init__(self) -> None:
+        # django-axes' models are importable only when it is installed.
+        from jobs.web.logins import lockout_message, lockout_minutes
+
         super().__init__(lockout_message())
         # DRF's exception handler turns this into the Retry-After header.
-        self.wait = lockout_minutes() * 60
+        minutes = lockout_minutes()
+        self.wait = None if minutes is None else minutes * 60
 
 
 class LockoutTokenAuthentication(TokenAuthentication):
-    """DRF's TokenAuthentication, with django-axes' counts.
+    """DRF's TokenAuthentication, with django-axes' counts when axes is installed.
 
     - A bad token is a failed login of its client address (there is no user name to
       count it against); once the address has failed LOGIN_FAILURE_LIMIT times, every
@@ -38,6 +43,11 @@ class LockoutTokenAuthentication(TokenAuthentication):
     """
 
     def authenticate(self, request: Request) -> tuple[Any, Any] | None:
+        if not apps.is_installed("axes"):
+            return super().authenticate(request)
+        from axes.handlers.proxy import AxesProxyHandler
+        from axes.helpers import get_credentials
+
         http_request = request._request
         try:
             found = super().authenticate(request)

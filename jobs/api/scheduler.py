@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,6 +17,7 @@ from rest_framework.views import APIView
 from jobs import engine
 from jobs.access import PAUSE_SCHEDULER
 from jobs.alerts import health
+from jobs.api.policy import ApiPolicy, extend_schema
 from jobs.api.views import ActorMixin
 from jobs.models import SchedulerHeartbeat
 
@@ -86,7 +86,7 @@ def _state() -> Response:
     return Response(SchedulerSerializer(SchedulerSerializer.of(health.overview())).data)
 
 
-class SchedulerView(ActorMixin, APIView):
+class SchedulerView(ApiPolicy, ActorMixin, APIView):
     @extend_schema(
         summary="The scheduler: paused or not, its health, its processes",
         responses={200: SchedulerSerializer},
@@ -95,7 +95,7 @@ class SchedulerView(ActorMixin, APIView):
         return _state()
 
 
-class PauseView(ActorMixin, APIView):
+class PauseView(ApiPolicy, ActorMixin, APIView):
     action = "pause"  # jobs.api.permissions: what an unsafe request needs
     permission_by_action = {"pause": PAUSE_SCHEDULER}
 
@@ -118,7 +118,7 @@ class PauseView(ActorMixin, APIView):
         return _state()
 
 
-class ResumeView(ActorMixin, APIView):
+class ResumeView(ApiPolicy, ActorMixin, APIView):
     action = "resume"
     permission_by_action = {"resume": PAUSE_SCHEDULER}
 

@@ -11,6 +11,30 @@ from __future__ import annotations
 
 from typing import Any
 
+# drf-spectacular's settings for this API's schema, applied by its schema view
+# (jobs/api/docs.py) over whatever SPECTACULAR_SETTINGS the project has. Paths are
+# relative to where the project mounts the API; the view puts the mount point in front.
+SCHEMA_SETTINGS: dict[str, Any] = {
+    "TITLE": "Job scheduler API",
+    "DESCRIPTION": (
+        "Jobs, their runs, run now, enable and disable. Authenticate with "
+        "`Authorization: Token <key>` (python manage.py apitoken <username>) or a session; "
+        'each request needs the permission the README\'s "Who can do what" names '
+        "(jobs.view_job to read)."
+    ),
+    "VERSION": "1",
+    "SCHEMA_PATH_PREFIX": r"/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "jobs.models.RunStatus",
+        "NotificationStatusEnum": "jobs.models.NotificationStatus",
+    },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "jobs.api.schema.document_error_responses",
+    ],
+}
+
 _METHODS = {"get", "put", "patch", "post", "delete"}
 _ERROR = {"$ref": "#/components/schemas/Error"}
 

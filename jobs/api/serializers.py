@@ -26,6 +26,8 @@ from jobs.masking import (
 from jobs.models import (
     CRON_EXPRESSION_MAX_LENGTH,
     MAX_CHAINED_JOBS,
+    QUEUE_NAME_MAX_LENGTH,
+    QUEUE_NAME_PATTERN,
     TIME_ZONE_MAX_LENGTH,
     WEBHOOK_URL_MAX_LENGTH,
     ExecutorKind,
@@ -211,6 +213,8 @@ class JobSerializer(serializers.ModelSerializer):
             "misfire_policy",
             "overlap_policy",
             "timeout_seconds",
+            "queue",
+            "priority",
             "sim_failure_rate",
             "sim_min_seconds",
             "sim_max_seconds",
@@ -564,6 +568,12 @@ class JobFilterSerializer(serializers.Serializer):
         required=False, default=None, allow_null=True, help_text="Only active (or inactive) jobs."
     )
     schedule_type = serializers.ChoiceField(choices=ScheduleType.choices, required=False)
+    queue = serializers.RegexField(
+        rf"\A{QUEUE_NAME_PATTERN}\Z",
+        required=False,
+        max_length=QUEUE_NAME_MAX_LENGTH,
+        help_text="Jobs of this queue only.",
+    )
     search = serializers.CharField(
         required=False,
         max_length=SEARCH_MAX_LENGTH,

@@ -8,18 +8,18 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Prefetch, QuerySet
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, extend_schema_view
 from rest_framework import exceptions, generics, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
-from rest_framework.views import exception_handler as drf_exception_handler
 
 from jobs import access, engine, preview, registry
 from jobs.access import ADD_JOB, CHANGE_JOB, DELETE_JOB, RUN_JOB
 from jobs.api.pagination import ChangePagination, JobPagination, RunPagination
+from jobs.api.policy import ApiPolicy, extend_schema
 from jobs.api.serializers import (
     JobChangeSerializer,
     JobFilterSerializer,
@@ -37,13 +37,6 @@ from jobs.api.serializers import (
 from jobs.models import Channel, Job, JobChange, JobHistory
 from jobs.models.chains import CHAIN_FIELDS
 from jobs.models.changes import reset_actor, set_actor
-
-
-def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """DRF's handler, plus: a model ValidationError is a 400 with its field messages."""
-    if isinstance(exc, DjangoValidationError):
-        exc = exceptions.ValidationError(field_errors(exc))
-    return drf_exception_handler(exc, context)
 
 
 def _query(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
@@ -82,7 +75,7 @@ class ActorMixin:
     partial_update=extend_schema(summary="Change some fields of a job"),
     destroy=extend_schema(summary="Delete a job and its runs"),
 )
-class JobViewSet(ActorMixin, viewsets.ModelViewSet):
+class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
     serializer_class = JobSerializer
     pagination_class = JobPagination
     permission_by_action = {
@@ -113,6 +106,8 @@ class JobViewSet(ActorMixin, viewsets.ModelViewSet):
             queryset = queryset.filter(is_active=params["is_active"])
         if params.get("schedule_type"):
             queryset = queryset.filter(schedule_type=params["schedule_type"])
+        if params.get("queue"):
+            queryset = queryset.filter(queue=params["queue"])
         if params.get("search"):
             queryset = queryset.search(params["search"])
         return queryset
@@ -176,7 +171,7 @@ class JobViewSet(ActorMixin, viewsets.ModelViewSet):
     ),
     responses={200: TaskSerializer(many=True)},
 )
-class TaskListView(generics.GenericAPIView):
+class TaskListView(ApiPolicy, generics.GenericAPIView):
     serializer_class = TaskSerializer
     pagination_class = None
 
@@ -188,7 +183,7 @@ class TaskListView(generics.GenericAPIView):
     list=extend_schema(summary="List runs, newest first", parameters=[RunFilterSerializer]),
     retrieve=extend_schema(summary="Read a run with its log and alert attempts"),
 )
-class RunViewSet(ActorMixin, viewsets.ReadOnlyModelViewSet):
+class RunViewSet(ApiPolicy, ActorMixin, viewsets.ReadOnlyModelViewSet):
     pagination_class = RunPagination
     permission_by_action = {"cancel": RUN_JOB}
 
@@ -229,7 +224,7 @@ class RunViewSet(ActorMixin, viewsets.ReadOnlyModelViewSet):
         JobRunFilterSerializer,
     ],
 )
-class JobRunsView(ActorMixin, generics.ListAPIView):
+class JobRunsView(ApiPolicy, ActorMixin, generics.ListAPIView):
     serializer_class = RunSerializer
     pagination_class = RunPagination
 
@@ -252,7 +247,7 @@ class JobRunsView(ActorMixin, generics.ListAPIView):
     ),
     parameters=[OpenApiParameter("job_pk", OpenApiTypes.UUID, OpenApiParameter.PATH)],
 )
-class JobChangesView(ActorMixin, generics.ListAPIView):
+class JobChangesView(ApiPolicy, ActorMixin, generics.ListAPIView):
     serializer_class = JobChangeSerializer
     pagination_class = ChangePagination
 
@@ -268,7 +263,7 @@ class JobChangesView(ActorMixin, generics.ListAPIView):
         return changes
 
 
-class SchedulePreviewView(APIView):
+class SchedulePreviewView(ApiPolicy, APIView):
     """The next occurrences of a schedule, computed by the scheduler's own code (the
     job form's preview, jobs/preview.py). Saves nothing; needs jobs.view_job."""
 

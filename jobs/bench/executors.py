@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from jobs import engine, registry
+from jobs import conf, engine, registry
 from jobs.bench.data import JOB_TABLE, delete_runs, insert_interval_jobs, set_due
 from jobs.bench.progress import Progress
 from jobs.bench.report import Result
@@ -112,7 +112,7 @@ def _live_log(chatty: int, seconds: float) -> Result:
         "chatty_runs": chatty,
         "run_seconds": seconds,
         "wall_s": round(elapsed, 2),
-        "live_log_interval_s": float(settings.JOBS_LIVE_LOG_SECONDS),
+        "live_log_interval_s": float(conf.setting("JOBS_LIVE_LOG_SECONDS")),
         "live_log_statements": len(statements),
         "live_log_rows": rows,
         "rows_per_statement": round(rows / len(statements), 1) if statements else 0.0,

@@ -10,8 +10,7 @@ import time
 from array import array
 from pathlib import Path
 
-from django.conf import settings
-
+from jobs import conf
 from jobs.bench.report import Result
 from jobs.sql import store
 from jobs.sql.bench import bench_support
@@ -34,7 +33,7 @@ def machine_info() -> Result:
         "git_dirty": None,
         "load_average": load_average(),
     }
-    base = Path(settings.BASE_DIR)
+    base = conf.project_dir()
     try:
         info["git_commit"] = _git(base, "rev-parse", "HEAD")
         info["git_dirty"] = bool(_git(base, "status", "--porcelain", "--untracked-files=no"))

@@ -6,10 +6,9 @@ import statistics
 import time
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.utils import timezone
 
-from jobs import engine
+from jobs import conf, engine
 from jobs.bench.data import delete_runs, insert_jobs, job_row, set_due
 from jobs.bench.progress import Progress
 from jobs.bench.report import Result
@@ -98,7 +97,7 @@ def _headline(rows: list[Result], jobs: int, biggest_due: int) -> Result:
         "pass_none_due_ms": by_case[(jobs, 0)]["pass_ms"],
         "idle_loop_ms": by_case[(jobs, 0)]["idle_loop_ms"],
         "paused_loop_ms": busiest.get("paused_loop_ms"),
-        "claim_batch": settings.JOBS_CLAIM_BATCH,
+        "claim_batch": conf.setting("JOBS_CLAIM_BATCH"),
     }
 
 
@@ -137,7 +136,7 @@ def _time_claims(due: int) -> float:
     _make_due(due, now - timedelta(seconds=1))
     began = time.perf_counter()
     claimed = 0
-    batch = int(settings.JOBS_CLAIM_BATCH)
+    batch = int(conf.setting("JOBS_CLAIM_BATCH"))
     while True:
         tickets = engine.claim_due(now, limit=batch)
         claimed += len(tickets)

@@ -25,6 +25,7 @@ from django.core.management import get_commands, load_command_class
 from django.core.management.base import CommandError
 from django.utils.translation import gettext
 
+from jobs import conf
 from jobs.executors.base import ExecutionContext, Outcome
 from jobs.executors.output import RunOutput
 from jobs.executors.processes import run_child
@@ -36,7 +37,7 @@ class CommandRefused(ValueError):
 
 
 def allowed_commands() -> list[str]:
-    return [str(name) for name in settings.JOBS_MANAGEMENT_COMMANDS]
+    return [str(name) for name in conf.setting("JOBS_MANAGEMENT_COMMANDS")]
 
 
 def split_line(line: str) -> list[str]:
@@ -110,8 +111,7 @@ def child_environment() -> dict[str, str]:
 
 def project_directory() -> Path:
     """Where the settings package is found (BASE_DIR in this project)."""
-    base = getattr(settings, "BASE_DIR", None)
-    return Path(base) if base else Path.cwd()
+    return conf.project_dir()
 
 
 class CommandExecutor:

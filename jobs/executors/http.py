@@ -22,9 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from django.conf import settings
-
-from jobs import outbound
+from jobs import conf, outbound
 from jobs.executors.base import ExecutionContext, Outcome
 from jobs.executors.output import RunOutput
 from jobs.outbound_http import Deadline, PinnedHTTPConnection, PinnedHTTPSConnection, within
@@ -39,7 +37,7 @@ _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 
 def timeout_seconds(ticket: RunTicket) -> float:
-    return float(ticket.timeout_seconds or settings.JOBS_HTTP_TIMEOUT_SECONDS)
+    return float(ticket.timeout_seconds or conf.setting("JOBS_HTTP_TIMEOUT_SECONDS"))
 
 
 def url_parts(url: str) -> tuple[str, str, int, str]:

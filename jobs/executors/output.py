@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import threading
 
-from django.conf import settings
+from jobs import conf
 
 # Room kept for the line saying what was left out, within the limit.
 _NOTE_ROOM = 100
 
 
 def log_max_bytes() -> int:
-    return int(settings.JOBS_LOG_MAX_BYTES)
+    return int(conf.setting("JOBS_LOG_MAX_BYTES"))
 
 
 class RunOutput:

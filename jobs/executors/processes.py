@@ -19,8 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from django.conf import settings
-
+from jobs import conf
 from jobs.executors.base import ExecutionContext
 from jobs.executors.output import RunOutput
 
@@ -58,7 +57,7 @@ atexit.register(_stop_all_at_exit)
 
 
 def kill_grace() -> float:
-    return float(settings.JOBS_KILL_GRACE_SECONDS)
+    return float(conf.setting("JOBS_KILL_GRACE_SECONDS"))
 
 
 class Finished(NamedTuple):

@@ -27,9 +27,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from django.conf import settings
 from django.utils.translation import gettext
 
+from jobs import conf
 from jobs.executors.base import ExecutionContext, Outcome
 from jobs.executors.output import RunOutput
 from jobs.executors.processes import run_child
@@ -42,11 +42,11 @@ IDENTITY_NAMES = ("JOB_ID", "JOB_NAME", "RUN_ID", "SCHEDULED_FOR", "ATTEMPT")
 
 
 def shell_enabled() -> bool:
-    return bool(settings.JOBS_SHELL_ENABLED)
+    return bool(conf.setting("JOBS_SHELL_ENABLED"))
 
 
 def default_timeout() -> int:
-    return int(settings.JOBS_SHELL_DEFAULT_TIMEOUT)
+    return int(conf.setting("JOBS_SHELL_DEFAULT_TIMEOUT"))
 
 
 def shell_problem() -> str | None:

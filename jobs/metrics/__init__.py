@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db import DatabaseError, connection
 from django.db.models import Count, Max, Q
@@ -72,7 +71,7 @@ HEARTBEAT_KEEP = timedelta(days=7)
 
 
 def window() -> timedelta:
-    return timedelta(seconds=float(settings.JOBS_METRICS_WINDOW_SECONDS))
+    return timedelta(seconds=float(conf.setting("JOBS_METRICS_WINDOW_SECONDS")))
 
 
 # --- /metrics: computed from the database at scrape time --------------------------------
@@ -250,7 +249,7 @@ DATABASE_REGISTRY.register(DatabaseCollector())
 
 @sensitive_variables("token", "given")
 def _authorized(request: HttpRequest) -> bool:
-    token = settings.METRICS_TOKEN
+    token = conf.setting("METRICS_TOKEN")
     if not token:
         return True
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")

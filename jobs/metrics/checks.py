@@ -7,10 +7,12 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import Tags, Warning, register
 
+from jobs import conf
+
 
 @register(Tags.security, deploy=True)
 def metrics_token_set(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
-    if settings.DEBUG or settings.METRICS_TOKEN:
+    if settings.DEBUG or conf.setting("METRICS_TOKEN"):
         return []
     return [
         Warning(

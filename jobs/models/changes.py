@@ -6,7 +6,7 @@ the delete signal below record the job's own changes (so every entry point does,
 inside the same transaction); the engine's actions record the run ones.
 
 Who is acting is a context variable set by each entry point: the dashboard's and the
-admin's middleware (jobs.web.middleware.ActorMiddleware), the API's views
+admin's views (jobs.web.screens), the API's views
 (jobs.api.views.ActorMixin), a management command (`with acting(channel=Channel.COMMAND)`),
 the sync of the schedules declared in code (channel CODE, named "syncjobs" or
 "runscheduler"). With none set, a change is the system's.

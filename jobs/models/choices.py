@@ -37,6 +37,14 @@ MAX_ALERT_AFTER_FAILURES = 100
 # The longest simulated run a job may ask for: long enough to try timeouts and cancelling,
 # short enough that a typo does not tie up a worker for a day.
 MAX_SIM_SECONDS = 3600
+# Queues (worker pools): a short name a process is started for (`runscheduler --queues`,
+# a Huey queue name), so letters, digits, "-" and "_" only.
+DEFAULT_QUEUE = "default"
+QUEUE_NAME_MAX_LENGTH = 50
+QUEUE_NAME_PATTERN = r"[A-Za-z0-9_-]+"
+# Higher first, as in django.tasks.
+MIN_PRIORITY = -100
+MAX_PRIORITY = 100
 
 
 # Times outside these bounds overflow when converted to UTC or moved by an interval, and

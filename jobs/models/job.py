@@ -28,6 +28,7 @@ from jobs.models.choices import (
     COMMAND_MAX_LENGTH,
     COPY_SUFFIX,
     CRON_EXPRESSION_MAX_LENGTH,
+    DEFAULT_QUEUE,
     DEFAULT_RETRY_BACKOFF_SECONDS,
     DESCRIPTION_MAX_LENGTH,
     ENGINE_COUNTER_FIELDS,
@@ -35,6 +36,7 @@ from jobs.models.choices import (
     MAX_RETRY_BACKOFF_SECONDS,
     NAME_MAX_LENGTH,
     NOTIFY_EMAILS_MAX_LENGTH,
+    QUEUE_NAME_MAX_LENGTH,
     SCHEDULE_FIELDS,
     SCHEDULER_FIELDS,
     STATE_BY_LAST_STATUS,
@@ -192,6 +194,26 @@ class Job(models.Model):
         blank=True,
         help_text=_("Blank: the default."),
     )
+    # Worker pools (README "Queues"): which processes execute the runs, and in what order
+    # the waiting ones start. db_default too: rows inserted by raw SQL land in the default.
+    queue = models.CharField(
+        _("queue"),
+        max_length=QUEUE_NAME_MAX_LENGTH,
+        default=DEFAULT_QUEUE,
+        db_default=DEFAULT_QUEUE,
+        help_text=_(
+            "The worker pool that runs this job: letters, digits, “-” and “_”. "
+            "Processes started for other queues leave its runs alone."
+        ),
+    )
+    priority = models.SmallIntegerField(
+        _("priority"),
+        default=0,
+        db_default=0,
+        help_text=_(
+            "From -100 to 100: of the runs waiting in a queue, higher priorities start first."
+        ),
+    )
     is_active = models.BooleanField(_("active"), default=True)
     # Origin of an interval job's grid: occurrences are anchor_at + k * interval.
     anchor_at = models.DateTimeField(null=True, blank=True, editable=False)
@@ -314,6 +336,8 @@ class Job(models.Model):
             models.Index(fields=["next_run_at"], condition=Q(is_active=True), name="jobs_job_due"),
             # The job list, sorted and searched by name.
             models.Index(fields=["name"], name="jobs_job_name"),
+            # The queue filters (dashboard, admin, API) and the queues' list of names.
+            models.Index(fields=["queue"], name="jobs_job_queue"),
         ]
         constraints = [
             *job_rules.job_constraints(),

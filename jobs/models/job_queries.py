@@ -44,7 +44,16 @@ def every_term_in(fields: Sequence[str], text: str) -> Q:
     )
 
 
+# The job list's queue filter offers at most this many names.
+MAX_QUEUE_NAMES_LISTED = 200
+
+
 class JobQuerySet(models.QuerySet):
+    def queue_names(self) -> list[str]:
+        """The queues jobs are in, by name (index jobs_job_queue)."""
+        names = self.order_by("queue").values_list("queue", flat=True).distinct()
+        return list(names[:MAX_QUEUE_NAMES_LISTED])
+
     def search(self, text: str) -> JobQuerySet:
         """Jobs whose name, description or command holds every word of `text`, any case.
 

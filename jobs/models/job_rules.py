@@ -33,9 +33,12 @@ from jobs.models.choices import (
     CRON_FIELD_NAMES,
     MAX_ALERT_AFTER_FAILURES,
     MAX_NOTIFY_EMAILS,
+    MAX_PRIORITY,
     MAX_RETRIES_LIMIT,
     MAX_SIM_SECONDS,
     MAX_TIMEOUT_SECONDS,
+    MIN_PRIORITY,
+    QUEUE_NAME_PATTERN,
     ExecutorKind,
     IntervalUnit,
     MisfirePolicy,
@@ -72,6 +75,7 @@ def job_errors(
     errors = schedule_errors(job, schedule_changed=schedule_changed)
     errors.update(executor_errors(job, command_changed=command_changed))
     errors.update(timeout_errors(job))
+    errors.update(queue_errors(job))
     errors.update(simulation_errors(job))
     errors.update(alert_errors(job, webhook_changed=webhook_changed))
     errors.update(text_errors(job))  # last: the clearest message for such a field
@@ -351,6 +355,17 @@ def timeout_errors(job: JobModel) -> dict[str, str]:
     return {}
 
 
+def queue_errors(job: JobModel) -> dict[str, str]:
+    errors: dict[str, str] = {}
+    if not re.fullmatch(QUEUE_NAME_PATTERN, job.queue or ""):
+        errors["queue"] = _(
+            "A queue name is letters, digits, “-” and “_” only, for example “reports”."
+        )
+    if job.priority is None or not MIN_PRIORITY <= job.priority <= MAX_PRIORITY:
+        errors["priority"] = _("The priority must be a whole number from -100 to 100.")
+    return errors
+
+
 def simulation_errors(job: JobModel) -> dict[str, str]:
     errors: dict[str, str] = {}
     rate = job.sim_failure_rate
@@ -520,6 +535,11 @@ def job_constraints() -> list[models.BaseConstraint]:
             condition=reduce(operator.or_, (Q(executor=value) for value in ExecutorKind.values)),
             name="jobs_job_known_executor",
         ),
+        models.CheckConstraint(
+            condition=Q(priority__gte=MIN_PRIORITY, priority__lte=MAX_PRIORITY),
+            name="jobs_job_priority_bounded",
+        ),
+        models.CheckConstraint(condition=~Q(queue=""), name="jobs_job_queue_named"),
         models.CheckConstraint(
             condition=Q(sim_failure_rate__isnull=True)
             | Q(sim_failure_rate__gte=0, sim_failure_rate__lte=1),

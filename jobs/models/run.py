@@ -18,7 +18,13 @@ from django.db.models import Expression, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from jobs.models.choices import ACTIVE_STATUSES, RunStatus, Trigger
+from jobs.models.choices import (
+    ACTIVE_STATUSES,
+    DEFAULT_QUEUE,
+    QUEUE_NAME_MAX_LENGTH,
+    RunStatus,
+    Trigger,
+)
 from jobs.models.job import Job
 from jobs.models.job_queries import every_term_in
 
@@ -199,6 +205,16 @@ class JobHistory(models.Model):
     # their claim writes nothing more than it did.
     arguments = models.JSONField(_("arguments"), null=True, blank=True)
     worker = models.CharField(_("worker"), max_length=200, blank=True)
+    # The job's queue and priority when the run was inserted: the pending runs a process
+    # may start are found (and ordered) by the run's own row, with no join on the job, and
+    # a run keeps the pool it was routed to if the job is moved to another meanwhile.
+    queue = models.CharField(
+        _("queue"),
+        max_length=QUEUE_NAME_MAX_LENGTH,
+        default=DEFAULT_QUEUE,
+        db_default=DEFAULT_QUEUE,
+    )
+    priority = models.SmallIntegerField(_("priority"), default=0, db_default=0)
     # Who cancelled the run (a user name); blank when the scheduler did (overlap policy
     # replace) or the run was not cancelled. Text, so it outlives the user account.
     cancelled_by = models.CharField(

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from datetime import datetime, timedelta
 from typing import Any
 
+from crispy_forms.templatetags.crispy_forms_tags import CrispyFormNode
 from django import template
-from django.conf import settings
 from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.utils import timezone
 from django.utils.html import escape, format_html, format_html_join
@@ -15,11 +16,16 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from jobs import masking, upcoming
+from jobs import conf, masking, upcoming
 from jobs.masking import masked, may_see_secrets, shown_target
 from jobs.models import JobState, RunStatus
+from jobs.web import context_processors
 
 register = template.Library()
+
+# The screens' forms are drawn with Bootstrap 5 (crispy-bootstrap5), whatever pack the
+# project's own forms use.
+CRISPY_PACK = "bootstrap5"
 
 # Bootstrap colours for the badges: one look per meaning across the screens.
 STATE_STYLES = {
@@ -201,7 +207,7 @@ def alert_rules(job: Any) -> str:
     if job.webhook_url:
         if job.webhook_secret:
             rules.append(_("webhooks signed with the job's own secret"))
-        elif settings.JOBS_WEBHOOK_SECRET:
+        elif conf.setting("JOBS_WEBHOOK_SECRET"):
             rules.append(_("webhooks signed with the site's secret"))
         else:
             rules.append(_("webhooks unsigned"))
@@ -244,3 +250,32 @@ def shown_log(context: template.Context, run: Any) -> str:
     """A run's log, with the secret values of its arguments masked for users who may not
     see them (a script may print its $TOKEN)."""
     return masking.shown_log(_user(context), run.log, run.arguments)
+
+
+# --- the layout's values (without the project's adding jobs' context processors) ------
+
+
+@register.simple_tag
+def poll_ms() -> int:
+    """`every {% poll_ms %}ms`: how often the live parts of a page refresh."""
+    return context_processors.poll_ms()
+
+
+@register.simple_tag(takes_context=True)
+def scheduler_pause(context: template.Context) -> Any:
+    """`{% scheduler_pause as pause %}`: the pause switch while the scheduler is paused
+    (for those who may see jobs), else None."""
+    return context_processors.current_pause(context.get("request"))
+
+
+@register.simple_tag(takes_context=True)
+def bootstrap_form(context: template.Context, form: Any) -> str:
+    """`{% crispy form %}` in Bootstrap 5 whatever the project's crispy settings: the tag
+    itself reads CRISPY_TEMPLATE_PACK (which has no default) and refuses a pack missing
+    from CRISPY_ALLOWED_TEMPLATE_PACKS."""
+    # A copy: the form's helper would otherwise name the project's default pack.
+    helper = copy.copy(form.helper)
+    helper.template_pack = CRISPY_PACK
+    node = CrispyFormNode("form", "helper", template_pack=CRISPY_PACK)
+    with context.push(form=form, helper=helper):
+        return node.render(context)

@@ -19,6 +19,8 @@ _COMMON: dict[str, Any] = {
     "overlap_policy": "allow",
     "max_retries": "0",
     "retry_backoff_seconds": "10",
+    "queue": "default",
+    "priority": "0",
 }
 
 

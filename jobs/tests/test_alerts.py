@@ -290,6 +290,8 @@ def test_the_admin_edits_alert_settings_and_shows_every_attempt_on_the_run(clien
         "overlap_policy": "allow",
         "max_retries": "0",
         "retry_backoff_seconds": "10",
+        "queue": "default",
+        "priority": "0",
         "notify_on_failure": "on",
         "webhook_url": "",
         "notify_emails": "",

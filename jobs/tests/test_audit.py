@@ -104,6 +104,8 @@ def dashboard_form(job: Job, **overrides: Any) -> dict[str, Any]:
         "overlap_policy": job.overlap_policy,
         "max_retries": str(job.max_retries),
         "retry_backoff_seconds": str(job.retry_backoff_seconds),
+        "queue": job.queue,
+        "priority": str(job.priority),
         "is_active": "on",
     }
     data.update(overrides)
@@ -127,6 +129,8 @@ def admin_form(job: Job, **overrides: Any) -> dict[str, Any]:
         "overlap_policy": job.overlap_policy,
         "max_retries": str(job.max_retries),
         "retry_backoff_seconds": str(job.retry_backoff_seconds),
+        "queue": job.queue,
+        "priority": str(job.priority),
         "runs-TOTAL_FORMS": "0",
         "runs-INITIAL_FORMS": "0",
         "runs-MIN_NUM_FORMS": "0",

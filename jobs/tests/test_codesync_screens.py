@@ -55,6 +55,8 @@ BROWSER_POST = {
     "overlap_policy": "allow",
     "retry_backoff_seconds": "10",
     "alert_after_failures": "1",
+    "queue": "default",
+    "priority": "0",
     "is_active": "on",
 }
 

@@ -21,9 +21,9 @@ from huey.registry import Message
 from rest_framework.test import APIClient
 
 from jobs.api.parsers import MAX_DEPTH, depth
+from jobs.huey_serializer import JSONSerializer
 from jobs.tasks import execute_runs, scheduler_pass
 from jobs.tests.api_helpers import make_user
-from scheduler_site.huey_serializer import JSONSerializer
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS_ADMIN = "/admin/jobs/jobhistory/"

@@ -137,6 +137,8 @@ def _form(**overrides: object) -> dict[str, object]:
         "timeout_seconds": "600",
         "max_retries": "2",
         "retry_backoff_seconds": "10",
+        "queue": "default",
+        "priority": "0",
         "sim_failure_rate": "1",
         "sim_min_seconds": "",
         "sim_max_seconds": "",

@@ -31,6 +31,8 @@ def _form(**overrides: object) -> dict[str, object]:
         "overlap_policy": "allow",
         "max_retries": "0",
         "retry_backoff_seconds": "10",
+        "queue": "default",
+        "priority": "0",
         "is_active": "on",
     }
     data.update(overrides)

@@ -20,8 +20,8 @@ EVERY_PAGE = 4
 EXPECTED = {
     # jobs, pending, running, completed hours, current hour, in progress, upcoming, failures
     "/": EVERY_PAGE + 8,
-    "/jobs/": EVERY_PAGE + 2,  # count, page
-    "/jobs/?q=bulk&state=failed&active=yes&page=2": EVERY_PAGE + 2,
+    "/jobs/": EVERY_PAGE + 3,  # the queue names, count, page
+    "/jobs/?q=bulk&state=failed&active=yes&page=2": EVERY_PAGE + 3,
     "job page": EVERY_PAGE + 3,  # job, stats, runs
     "/history/": EVERY_PAGE + 1,  # one page of runs, no COUNT
     "/history/?status=failed&job_name=bulk&date_from=2026-01-01": EVERY_PAGE + 2,  # + matching jobs

@@ -32,6 +32,8 @@ from jobs.executors.command import allowed_commands
 from jobs.executors.shell import shell_enabled
 from jobs.models import (
     MAX_ALERT_AFTER_FAILURES,
+    MAX_PRIORITY,
+    MIN_PRIORITY,
     NAME_MAX_LENGTH,
     ExecutorKind,
     Job,
@@ -181,6 +183,8 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
             "misfire_policy",
             "overlap_policy",
             "timeout_seconds",
+            "queue",
+            "priority",
             "max_retries",
             "retry_backoff_seconds",
             "on_success",
@@ -226,6 +230,8 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
             {"min": 1, "max": MAX_ALERT_AFTER_FAILURES}
         )
         self.fields["expected_seconds"].widget.attrs["min"] = 1
+        self.fields["priority"].widget.attrs.update({"min": MIN_PRIORITY, "max": MAX_PRIORITY})
+        self.fields["queue"].widget.attrs.update({"spellcheck": "false", "autocomplete": "off"})
 
         # What runs: the executor, and the command or the task.
         self.fields["executor"].widget = forms.Select(
@@ -360,6 +366,7 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
             ),
             "misfire_policy",
             Row(Column("overlap_policy"), Column("timeout_seconds")),
+            Row(Column("queue"), Column("priority")),
             Row(Column("max_retries"), Column("retry_backoff_seconds")),
             Fieldset(_("Chains"), Row(Column("on_success"), Column("on_failure"))),
             Fieldset(
@@ -630,6 +637,15 @@ class JobFilterForm(forms.Form):
         required=False,
         choices=[("", _("Active or not")), ("yes", _("Active")), ("no", _("Inactive"))],
     )
+    queue = forms.ChoiceField(label=_("Queue"), required=False)
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        # The queues jobs are in (one index-only scan of jobs_job_queue).
+        self.fields["queue"].choices = [
+            ("", _("Any queue")),
+            *((name, name) for name in Job.objects.queue_names()),
+        ]
 
 
 class HistoryFilterForm(forms.Form):

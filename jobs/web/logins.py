@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import ipaddress
 import math
 from collections.abc import Callable
 from typing import Any
 
 from axes.handlers.database import AxesDatabaseHandler
-from axes.helpers import get_client_username
+from axes.helpers import get_client_username, get_cool_off
 from axes.models import AccessAttempt, AccessBase
 from django.conf import settings
 from django.contrib.auth import urls as auth_urls
@@ -28,32 +27,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from rest_framework.response import Response
 
-
-def client_address(request: HttpRequest) -> str | None:
-    """The address of the client, as far as it can be trusted; None when unknown.
-
-    REMOTE_ADDR, unless TRUSTED_PROXY says a reverse proxy stands in front: then the last
-    address in X-Forwarded-For, the one that proxy appended (whatever a client sends in
-    the header itself comes before it). The throttles of the API count the same address
-    (REST_FRAMEWORK's NUM_PROXIES). A header that is there but unreadable gives None
-    rather than the proxy's own address, which every client shares.
-    """
-    if settings.TRUSTED_PROXY and "HTTP_X_FORWARDED_FOR" in request.META:
-        return _address(request.META["HTTP_X_FORWARDED_FOR"].split(",")[-1])
-    return _address(request.META.get("REMOTE_ADDR", ""))
-
-
-def _address(text: str) -> str | None:
-    """An IPv4 or IPv6 address in its usual spelling, without port or zone, or None."""
-    text = text.strip()
-    if text.startswith("["):  # [2001:db8::1]:443
-        text = text[1:].partition("]")[0]
-    elif text.count(":") == 1:  # 192.0.2.1:443
-        text = text.partition(":")[0]
-    try:
-        return str(ipaddress.ip_address(text.partition("%")[0]))
-    except ValueError:
-        return None
+from jobs import conf
+from jobs.web.addresses import client_address
 
 
 def lockout_parameters(
@@ -97,12 +72,19 @@ class LoginAttemptHandler(AxesDatabaseHandler):
         return count
 
 
-def lockout_minutes() -> int:
-    return max(1, math.ceil(settings.AXES_COOLOFF_TIME.total_seconds() / 60))
+def lockout_minutes() -> int | None:
+    """How long a lockout lasts, in whole minutes; None when it lasts until an
+    administrator lifts it (django-axes without AXES_COOLOFF_TIME)."""
+    cool_off = get_cool_off()
+    if cool_off is None:
+        return None
+    return max(1, math.ceil(cool_off.total_seconds() / 60))
 
 
 def lockout_message() -> str:
     minutes = lockout_minutes()
+    if minutes is None:
+        return _("Too many failed logins: ask an administrator to unlock the account.")
     return ngettext(
         "Too many failed logins: try again in %(minutes)d minute.",
         "Too many failed logins: try again in %(minutes)d minutes.",
@@ -125,9 +107,11 @@ def lockout_response(
         request,
         "registration/refused.html",
         {"title": _("Log in"), "message": lockout_message(), "back_url": request.path},
-        status=settings.AXES_HTTP_RESPONSE_CODE,
+        status=getattr(settings, "AXES_HTTP_RESPONSE_CODE", 429),
     )
-    response["Retry-After"] = str(lockout_minutes() * 60)
+    minutes = lockout_minutes()
+    if minutes is not None:
+        response["Retry-After"] = str(minutes * 60)
     return response
 
 
@@ -153,7 +137,7 @@ def _over_limit(kind: str, value: str) -> bool:
     except ValueError:  # expired between add and incr
         cache.set(key, 1, timeout=RESET_WINDOW_SECONDS)
         count = 1
-    return count > settings.PASSWORD_RESET_LIMIT
+    return count > conf.setting("PASSWORD_RESET_LIMIT")
 
 
 def reset_requests_refused(request: HttpRequest) -> bool:
@@ -175,7 +159,7 @@ def password_reset_page(view: Callable[..., HttpResponse], name: str) -> Callabl
 
     @functools.wraps(view)
     def page(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not settings.PASSWORD_RESET_ENABLED:
+        if not conf.setting("PASSWORD_RESET_ENABLED"):
             raise Http404
         if name == "password_reset" and reset_requests_refused(request):
             response = render(

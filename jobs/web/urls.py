@@ -1,6 +1,11 @@
+"""The screens' URLs (mounted by jobs/urls.py). Each view is wrapped by
+jobs.web.screens.screen: its login, CSRF and NUL checks, the browser's time zone and the
+audit trail's actor do not depend on the project's middleware."""
+
 from django.urls import path
 
 from jobs.web import pause, views
+from jobs.web.screens import screens
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
@@ -29,3 +34,6 @@ urlpatterns = [
     path("scheduler/resume/", pause.scheduler_resume, name="scheduler_resume"),
     path("healthz", views.healthz, name="healthz"),
 ]
+
+# Every view above, whatever the project's middleware (jobs/web/screens.py).
+urlpatterns = screens(urlpatterns)

@@ -2,7 +2,7 @@
 history. Thin: they read, render, and call the engine, the model (searching, filtering,
 enabling a job) or the forecasts (jobs/preview.py, jobs/upcoming.py).
 
-Every page needs a login (jobs.web.middleware.LoginRequiredMiddleware) except /healthz,
+Every page needs a login (jobs.web.screens, whatever the project's middleware) except /healthz,
 and each view the permission it names (jobs.access; README "Who can do what"): without
 it the answer is 403 and nothing changes. State changes are POST only and redirect
 afterwards; the live parts of a page are re-requested by htmx, which gets the fragment
@@ -114,6 +114,8 @@ def job_list(request: HttpRequest) -> HttpResponse:
         jobs = jobs.in_state(wanted["state"])
     if wanted.get("active"):
         jobs = jobs.filter(is_active=wanted["active"] == "yes")
+    if wanted.get("queue"):
+        jobs = jobs.filter(queue=wanted["queue"])
     page = Paginator(jobs, JOBS_PER_PAGE).get_page(request.GET.get("page"))
     context = {"section": "jobs", "filters": filters, "page": page}
     return _fragment_or_page(request, "jobs/_job_table.html", "jobs/job_list.html", context)

@@ -26,6 +26,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from jobs import conf
 from jobs.bench.report import format_report
 from jobs.sql.bench import bench_support
 
@@ -131,6 +132,14 @@ class Command(BaseCommand):
         if options["child"]:
             self._child(json.loads(options["child"]))
             return
+        if not getattr(settings, "DATABASE_URL", ""):
+            # Each scenario's process is pointed at a throwaway database through the
+            # DATABASE_URL variable, which only the standalone site's settings read: in
+            # another project it would fill that project's own database.
+            raise CommandError(
+                "benchmark runs in the standalone project (scheduler_site), whose settings "
+                "read DATABASE_URL"
+            )
         plan = self._plan(options)
         from jobs.bench.machine import load_average, machine_info
 
@@ -332,13 +341,13 @@ class Command(BaseCommand):
                 "ALLOWED_HOSTS": "testserver,localhost",
                 "PYTHONUNBUFFERED": "1",
             }
-            if len(env.get("SECRET_KEY", "")) < settings.MIN_SECRET_KEY_LENGTH:
+            if len(env.get("SECRET_KEY", "")) < conf.setting("MIN_SECRET_KEY_LENGTH"):
                 # DEBUG is off in the child, which refuses a short key; this one is
                 # thrown away with the database.
                 env["SECRET_KEY"] = secrets.token_urlsafe(50)
             command = [
                 sys.executable,
-                str(Path(settings.BASE_DIR) / "manage.py"),
+                str(conf.project_dir() / "manage.py"),
                 "benchmark",
                 "--child",
                 json.dumps(spec),

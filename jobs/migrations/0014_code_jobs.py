@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('jobs', '0011_scheduler_pause'),
+        ('jobs', '0013_run_queues'),
     ]
 
     operations = [

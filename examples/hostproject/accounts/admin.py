@@ -1,0 +1,5 @@
+from django.contrib import admin
+
+from accounts.models import User
+
+admin.site.register(User)

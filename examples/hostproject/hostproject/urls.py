@@ -1,0 +1,9 @@
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    # The scheduler's screens, its API (scheduler/api/) and its metrics, under a prefix.
+    path("scheduler/", include("jobs.urls")),
+]

@@ -1,0 +1,147 @@
+"""Drive the installed scheduler in this project the way a user and a script would.
+
+    python smoke.py before   # the app under /scheduler/: logins, the API, a job for the task
+    python manage.py runscheduler --once
+    python smoke.py after    # the task ran, and the run and the audit trail say who did it
+
+Requests go through Django's test client: the whole middleware stack and URLconf of
+this project, without a server. Run from this folder, with the package installed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import sys
+
+import django
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hostproject.settings")
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.contrib.auth.models import Group  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.test import Client  # noqa: E402
+
+EMAIL = "ops@example.com"
+TASK = "reports.tasks.write_marker"
+TEXT = "written by the scheduler"
+STATE = settings.BASE_DIR / "smoke-state.json"
+
+
+def check(condition: bool, message: str) -> None:
+    if not condition:
+        sys.exit(f"smoke: FAILED: {message}")
+    print(f"smoke: ok: {message}")
+
+
+def api(token: str) -> Client:
+    return Client(HTTP_AUTHORIZATION=f"Token {token}")
+
+
+def before() -> None:
+    import jobs
+
+    check("site-packages" in jobs.__file__, f"jobs is the installed package ({jobs.__file__})")
+
+    anonymous = Client()
+    page = anonymous.get("/scheduler/jobs/")
+    check(
+        page.status_code == 302 and page["Location"] == "/accounts/login/?next=/scheduler/jobs/",
+        "an anonymous visitor is sent to the project's LOGIN_URL",
+    )
+    check(anonymous.get("/scheduler/healthz").status_code == 200, "/healthz is public")
+    check(
+        anonymous.get("/scheduler/api/v1/jobs/").status_code == 401,
+        "the API refuses an anonymous request although the project's DRF default is AllowAny",
+    )
+
+    # A user of the custom model (e-mail, no username), a Job admin (migration 0006).
+    user = get_user_model().objects.create_user(EMAIL, password="not-used", is_staff=True)
+    user.groups.add(Group.objects.get(name="Job admins"))
+    out = io.StringIO()
+    call_command("apitoken", EMAIL, stdout=out)
+    token = out.getvalue().strip()
+
+    created = api(token).post(
+        "/scheduler/api/v1/jobs/",
+        json.dumps(
+            {
+                "name": "write the marker",
+                "executor": "python",
+                "command": TASK,
+                "arguments": {"text": TEXT},
+                "schedule_type": "interval",
+                "interval": 1,
+                "interval_unit": "day",
+            }
+        ),
+        content_type="application/json",
+    )
+    check(
+        created.status_code == 201,
+        "the API creates a job for the project's task"
+        + ("" if created.status_code == 201 else f": {created.status_code} {created.content!r}"),
+    )
+    job = created.json()
+    listed = api(token).get("/scheduler/api/v1/jobs/").json()
+    check(
+        set(listed) >= {"count", "next", "previous", "results"} and listed["count"] == 1,
+        "the API pages with its own paginator, not the project's LimitOffsetPagination",
+    )
+    run = api(token).post(
+        f"/scheduler/api/v1/jobs/{job['id']}/run/", "{}", content_type="application/json"
+    )
+    check(run.status_code == 201, "the API starts a run now")
+
+    browser = Client()
+    browser.force_login(user)
+    dashboard = browser.get("/scheduler/")
+    html = dashboard.content.decode()
+    check(dashboard.status_code == 200, "the dashboard renders")
+    links = re.findall(r'(?:href|hx-get|hx-post|action|src)="([^"#][^"]*)"', html)
+    # The project's own pages (admin, log-out) are its to place; the app's are under the prefix.
+    ours = ("/scheduler/", "/static/", "/admin/", "/accounts/logout/", "data:")
+    outside = [link for link in links if not link.startswith(ours)]
+    check(
+        bool(links) and not outside,
+        f"the dashboard's links are under /scheduler/ (else: {outside})",
+    )
+    detail = browser.get(f"/scheduler/jobs/{job['id']}/")
+    check(
+        detail.status_code == 200 and TASK in detail.content.decode(),
+        "the job's page shows the task",
+    )
+    form = browser.get("/scheduler/jobs/new/")
+    check(
+        form.status_code == 200 and 'name="command"' in form.content.decode(),
+        "the job form renders (crispy, Bootstrap 5, without crispy settings)",
+    )
+    check(browser.get("/admin/jobs/job/").status_code == 200, "the admin lists the jobs")
+    schema = browser.get("/scheduler/api/schema/?format=json")
+    paths = list(json.loads(schema.content)["paths"]) if schema.status_code == 200 else []
+    check(
+        bool(paths) and all(path.startswith("/scheduler/api/v1/") for path in paths),
+        f"the API's schema gives its paths under the prefix ({paths[:2]} ...)",
+    )
+
+    STATE.write_text(json.dumps({"token": token, "job": job["id"], "run": run.json()["id"]}))
+
+
+def after() -> None:
+    state = json.loads(STATE.read_text())
+    check(settings.MARKER_FILE.exists(), f"the task wrote {settings.MARKER_FILE}")
+    check(settings.MARKER_FILE.read_text() == TEXT, "with the job's arguments")
+    run = api(state["token"]).get(f"/scheduler/api/v1/runs/{state['run']}/").json()
+    check(run["status"] == "success", f"the run is recorded as a success ({run['status']})")
+    changes = api(state["token"]).get(f"/scheduler/api/v1/jobs/{state['job']}/changes/").json()
+    actors = {(c["action"], c["channel"], c["user"]) for c in changes["results"]}
+    check(("create", "api", EMAIL) in actors, f"the audit trail names the custom user ({actors})")
+
+
+if __name__ == "__main__":
+    {"before": before, "after": after}[sys.argv[1]]()

@@ -1,0 +1,232 @@
+"""The app in another project: mounted under a prefix, with Django's default middleware
+(none of jobs.web.middleware, no HtmxMiddleware, no LocaleMiddleware), Django's default
+context processors, no crispy-forms settings and DRF defaults that would open an API.
+
+One thing cannot be tried here: a custom user model (AUTH_USER_MODEL cannot change within
+a test run). scripts/check-host covers it, with examples/hostproject and its e-mail user
+model, from the built wheel in a fresh virtualenv.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, reverse
+from rest_framework.authtoken.models import Token
+
+from jobs.access import JOB_VIEWERS
+from jobs.models import Channel, Job, JobChange, JobHistory
+from jobs.tests.factories import make_job, make_run, make_user
+from jobs.tests.host_urls import PREFIX
+from jobs.web import urls as screen_urls
+
+pytestmark = pytest.mark.django_db
+
+# Django's own list (startproject).
+DJANGO_MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+DJANGO_TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+# A project's defaults for an API of its own.
+OPEN_REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.BasicAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 1,
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_SCHEMA_CLASS": "rest_framework.schemas.openapi.AutoSchema",
+    "DEFAULT_FILTER_BACKENDS": ["rest_framework.filters.OrderingFilter"],
+}
+
+# What a page may link to: the app under the prefix, static files, itself ("?page=2"),
+# and the project's admin (where the project put it) for staff.
+LINK = re.compile(r'\b(?:href|src|action|hx-get|hx-post|data-[a-z-]*url)="([^"]*)"')
+ALLOWED = (PREFIX, "/static/", "?", "#", "data:", "/admin/")
+
+
+@pytest.fixture
+def host(settings):  # type: ignore[no-untyped-def]
+    settings.ROOT_URLCONF = "jobs.tests.host_urls"
+    settings.MIDDLEWARE = DJANGO_MIDDLEWARE
+    settings.TEMPLATES = DJANGO_TEMPLATES
+    settings.REST_FRAMEWORK = OPEN_REST_FRAMEWORK
+    settings.LOGIN_URL = "/accounts/login/"
+    for name in ("CRISPY_TEMPLATE_PACK", "CRISPY_ALLOWED_TEMPLATE_PACKS"):
+        delattr(settings, name)
+    return settings
+
+
+def _screens() -> Iterator[URLPattern]:
+    def walk(patterns: list[Any]) -> Iterator[URLPattern]:
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                yield from walk(pattern.url_patterns)
+            else:
+                yield pattern
+
+    yield from walk(screen_urls.urlpatterns)
+
+
+def _url(pattern: URLPattern, job: Job, run: JobHistory, change: JobChange) -> str:
+    values = {"job_id": job.pk, "run_id": run.pk, "change_id": change.pk}
+    wanted = pattern.pattern.converters
+    return reverse(pattern.name, kwargs={name: values[name] for name in wanted})
+
+
+@pytest.fixture
+def objects() -> tuple[Job, JobHistory, JobChange]:
+    job = make_job(name="nightly")
+    run = make_run(job)
+    return job, run, JobChange.objects.filter(job_id=job.pk).latest("created_at")
+
+
+def test_every_screen_and_every_link_in_it_is_under_the_prefix(host, objects):
+    job, run, change = objects
+    client = Client()
+    client.force_login(make_user("root", superuser=True))
+    pages = 0
+    for pattern in _screens():
+        url = _url(pattern, job, run, change)
+        assert url.startswith(PREFIX), url
+        response = client.get(url)
+        if response.status_code != 200 or "html" not in response.get("Content-Type", ""):
+            continue  # a POST-only action, or JSON (/healthz)
+        html = response.content.decode()
+        links = LINK.findall(html)
+        if "<html" in html:  # a whole page, not a fragment htmx swaps in
+            pages += 1
+            assert links, url
+        outside = [link for link in links if not link.startswith(ALLOWED)]
+        assert outside == [], f"{url} links outside {PREFIX}: {outside}"
+    assert pages >= 10
+
+
+def test_every_screen_sends_an_anonymous_visitor_to_the_login_page(host, objects):
+    job, run, change = objects
+    client = Client()
+    for pattern in _screens():
+        url = _url(pattern, job, run, change)
+        if pattern.name == "healthz":
+            assert client.get(url).status_code == 200
+            continue
+        for method in (client.get, client.post):
+            response = method(url)
+            assert response.status_code == 302, (url, response.status_code)
+            assert response["Location"] == f"/accounts/login/?next={url}"
+    # A page's polling after the session expired: the whole tab goes to the login page.
+    polled = client.get(reverse("dashboard"), HTTP_HX_REQUEST="true")
+    assert polled["HX-Redirect"] == f"/accounts/login/?next={PREFIX}"
+    assert Job.objects.get().is_active  # no POST changed anything
+
+
+def test_a_screen_checks_csrf_without_the_middleware(host):
+    host.MIDDLEWARE = [m for m in DJANGO_MIDDLEWARE if "csrf" not in m]
+    job = make_job(name="nightly")
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(make_user("root", superuser=True))
+    assert client.post(reverse("job_toggle", args=[job.pk])).status_code == 403
+    assert Job.objects.get().is_active
+
+
+def test_a_nul_byte_is_refused_without_the_middleware(host):
+    client = Client()
+    client.force_login(make_user("root", superuser=True))
+    assert client.get(reverse("job_list"), {"q": "a\x00b"}).status_code == 400
+    token = Token.objects.create(user=make_user("viewer", JOB_VIEWERS))
+    api = Client(HTTP_AUTHORIZATION=f"Token {token.key}\x00")
+    assert api.get(reverse("api-job-list")).status_code == 400
+
+
+def test_the_browser_zone_and_the_actor_without_the_middleware(host):
+    job = make_job(name="nightly")
+    client = Client()
+    root = make_user("root", superuser=True)
+    client.force_login(root)
+    client.cookies["tz"] = "Asia/Tokyo"
+    assert "Time zone: Asia/Tokyo" in client.get(reverse("job_list")).content.decode()
+    assert client.post(reverse("job_toggle", args=[job.pk])).status_code == 302
+    change = JobChange.objects.filter(job_id=job.pk).latest("created_at")
+    assert (change.channel, change.username) == (Channel.DASHBOARD, "root")
+    # The admin's pages of the app's models too.
+    response = client.post(
+        reverse("admin:jobs_job_changelist"),
+        {"action": "run_now", "_selected_action": [str(job.pk)]},
+    )
+    assert response.status_code == 302
+    run_now = JobChange.objects.filter(job_id=job.pk).latest("created_at")
+    assert (run_now.action, run_now.channel, run_now.username) == ("run_now", "admin", "root")
+
+
+def test_the_api_keeps_its_own_authentication_permissions_and_pages(host):
+    make_job(name="one")
+    make_job(name="two")
+    anonymous = Client()
+    assert anonymous.get(reverse("api-job-list")).status_code == 401
+    refused = anonymous.post(
+        reverse("api-job-list"),
+        {"name": "x", "schedule_type": "interval", "interval": 1, "interval_unit": "hour"},
+        content_type="application/json",
+    )
+    assert refused.status_code == 401 and Job.objects.count() == 2
+    # The project's BasicAuthentication is not the API's.
+    make_user("viewer", JOB_VIEWERS, password="right-password")
+    basic = Client(HTTP_AUTHORIZATION="Basic dmlld2VyOnJpZ2h0LXBhc3N3b3Jk")  # viewer:right-password
+    assert basic.get(reverse("api-job-list")).status_code == 401
+    token = Token.objects.create(user=make_user("reader", JOB_VIEWERS))
+    reader = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+    page = reader.get(reverse("api-job-list"))
+    assert page.status_code == 200
+    body = page.json()
+    assert set(body) == {"count", "next", "previous", "results"} and body["count"] == 2
+    assert len(body["results"]) == 2  # not the project's PAGE_SIZE of 1
+    # A write needs its permission whatever the project's AllowAny says.
+    assert (
+        reader.post(reverse("api-job-list"), {}, content_type="application/json").status_code == 403
+    )
+
+
+def test_the_api_schema_gives_the_paths_under_the_prefix(host):
+    schema = Client().get(reverse("api-schema"), {"format": "json"})
+    assert schema.status_code == 200
+    paths = list(schema.json()["paths"])
+    assert paths and all(path.startswith(f"{PREFIX}api/v1/") for path in paths), paths
+    assert f"{PREFIX}api/v1/jobs/" in paths
+    docs = Client().get(reverse("api-docs"))
+    assert docs.status_code == 200 and f"{PREFIX}api/schema/" in docs.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("middleware", "recorded"),
+    [([], ("system", "")), (["jobs.web.middleware.ActorMiddleware"], ("dashboard", "root"))],
+)
+def test_the_actor_middleware_names_the_user_of_the_projects_own_views(host, middleware, recorded):
+    host.MIDDLEWARE = DJANGO_MIDDLEWARE + middleware
+    job = make_job(name="nightly")
+    client = Client()
+    client.force_login(make_user("root", superuser=True))
+    assert client.post(f"/own/{job.pk}/disable/").status_code == 200
+    change = JobChange.objects.filter(job_id=job.pk).latest("created_at")
+    assert (change.action, change.channel, change.username) == ("disable", *recorded)
