@@ -46,6 +46,8 @@ DEFAULTS: dict[str, Any] = {
     "JOBS_HTTP_TIMEOUT_SECONDS": 30.0,
     "JOBS_LOG_MAX_BYTES": 262144,
     "JOBS_LIVE_LOG_SECONDS": 1.0,
+    # Schedules declared in code: runscheduler syncs them as it starts.
+    "JOBS_SYNC_ON_START": True,
     # Huey: runs go to Huey workers only when REDIS_URL is set.
     "REDIS_URL": "",
     "JOBS_REDISPATCH_SECONDS": 60.0,
@@ -195,3 +197,8 @@ def simulation() -> SimulationSettings:
 def time_zone() -> str:
     """The zone of a cron job that names none: the site's TIME_ZONE."""
     return str(settings.TIME_ZONE)
+
+
+def sync_on_start() -> bool:
+    """runscheduler brings the database to the schedules declared in code as it starts."""
+    return bool(setting("JOBS_SYNC_ON_START"))

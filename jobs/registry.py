@@ -36,6 +36,8 @@ from typing import Any, NamedTuple
 from django.utils.module_loading import module_has_submodule
 from django.utils.translation import gettext as _
 
+from jobs import declarations
+
 logger = logging.getLogger("jobs.registry")
 
 BoundArguments = inspect.BoundArguments
@@ -148,6 +150,12 @@ def register(
     *,
     name: str | None = None,
     description: str | None = None,
+    cron: str | None = None,
+    timezone: str | None = None,
+    every: Any = None,
+    at: Any = None,
+    key: str | None = None,
+    **options: Any,
 ) -> Any:
     """Make a function (or a django.tasks task) a task python jobs may run.
 
@@ -155,10 +163,19 @@ def register(
     ``@register(name="invoices.send", description="...")`` chooses both. Returns the
     function unchanged. A second registration under a name another function holds is
     refused (ValueError): a job must never run something else than it was saved with.
+
+    With a schedule it also declares a job that runs the task (jobs/declarations.py,
+    README "Schedules in code"): ``cron=`` (and ``timezone=``), ``every=`` (a timedelta)
+    or ``at=`` (an aware datetime), ``key=`` to tell apart stacked schedules of one task,
+    and any job option by its field name (``max_retries=3``). `manage.py syncjobs`
+    checks the declarations and brings the database to them.
     """
+    words = {"cron": cron, "timezone": timezone, "every": every, "at": at, "key": key}
 
     def decorate(target: Callable[..., Any]) -> Callable[..., Any]:
-        add(target, name=name, description=description)
+        entry = add(target, name=name, description=description)
+        if declarations.wanted(words) or options:
+            declarations.declare(_function_of(target), entry.name, **words, options=options)
         return target
 
     if function is not None:
@@ -172,6 +189,11 @@ def add(target: Any, *, name: str | None = None, description: str | None = None)
     if not callable(function):
         raise TypeError(f"only functions can be registered as tasks, not {target!r}")
     task_name = name or f"{function.__module__}.{function.__qualname__}"
+    with _lock:
+        held = _tasks.get(task_name)
+    if description is None and held is not None and _function_of(held.target) is function:
+        # Stacked decorators: the description one of them gave stays.
+        description = held.description
     entry = describe(target, task_name, description)
     with _lock:
         held = _tasks.get(task_name)
@@ -190,6 +212,7 @@ def unregister(name: str) -> None:
     """Forget a task (for tests, and for code that registers tasks at run time)."""
     with _lock:
         _tasks.pop(name, None)
+    declarations.forget(name)
 
 
 def _same_definition(one: Callable[..., Any], other: Callable[..., Any]) -> bool:

@@ -326,6 +326,10 @@ JOBS_SIM_SEED = env_int("JOBS_SIM_SEED", None)
 # Python tasks: besides each installed app's `tasks` module, these modules are imported
 # to find the functions registered with @jobs.register.
 JOBS_TASK_MODULES = env_list("JOBS_TASK_MODULES", ["jobs.example_tasks"])
+# runscheduler syncs the schedules declared in code (@register(cron=...)) as it starts,
+# as `manage.py syncjobs` does; off for a rolling deploy that runs syncjobs as a release
+# step (README "Schedules in code").
+JOBS_SYNC_ON_START = env_bool("JOBS_SYNC_ON_START", True)
 # The management commands a `command` job may run. Commands that execute code or lose
 # data (shell, dbshell, flush, createsuperuser, ...) run only if listed here, and then
 # only users with jobs.use_shell may choose them.

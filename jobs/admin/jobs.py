@@ -34,7 +34,9 @@ from jobs.admin.common import (
 from jobs.admin.runs import RunJobFilter
 from jobs.masking import SECRET_JOB_FIELDS, WRITE_ONLY_JOB_FIELDS, masked, may_see_secrets
 from jobs.models import JOB_SEARCH_FIELDS, Job, JobHistory, JobState
+from jobs.models import code as code_rules
 from jobs.models.chains import CHAIN_FIELDS
+from jobs.web import code_fields
 from jobs.web.chains import ChainFieldsMixin
 from jobs.web.forms import JobAlertsForm, job_form_field
 from jobs.web.widgets import TimeZoneSelect, mark_schedule_switch
@@ -89,6 +91,44 @@ def _with_shell_check(form_class: Any, user: Any, job: Job | None) -> Any:
     ShellCheckedForm.base_fields = form_class.base_fields
     ShellCheckedForm.__name__ = form_class.__name__
     return ShellCheckedForm
+
+
+def _with_code_check(form_class: Any, job: Job | None) -> Any:
+    """The admin's job form, refusing a post that changes a field the job's code owns
+    (jobs.models.code). Those fields are read-only here, so left out of the form: a
+    browser never posts them; a hand-made post that does is refused, saying where to
+    change them, rather than quietly ignored."""
+    owned = job.code_fields if job is not None else frozenset()
+    if not owned:
+        return form_class
+
+    class CodeCheckedForm(form_class):  # type: ignore[misc, valid-type]
+        def clean(self) -> dict[str, Any]:
+            cleaned = super().clean()
+            changed = code_fields.posted_changes(self, sorted(owned), job)
+            if changed:
+                names = ", ".join(changed)
+                self.add_error(None, f"{names}: {code_rules.refusal(job)}")
+            return cleaned
+
+    CodeCheckedForm.base_fields = form_class.base_fields
+    CodeCheckedForm.__name__ = form_class.__name__
+    return CodeCheckedForm
+
+
+def _code_fieldset(job: Job) -> tuple:
+    """The fieldset saying that (and where) a job is declared in code."""
+    if job.declared_in_code:
+        note = _(
+            "The fields the code sets are read-only here: change them in the code, then "
+            "run manage.py syncjobs. Enabling or disabling the job stays yours."
+        )
+    else:
+        note = _(
+            "Its declaration is gone: syncjobs disabled it, and its fields are yours to "
+            "change. If the declaration comes back, the code takes the job over again."
+        )
+    return (_("Defined in code"), {"fields": ("code_origin",), "description": note})
 
 
 def runs_of_job_url(job: Job) -> str:
@@ -215,6 +255,7 @@ class JobAdmin(AdminScreensMixin, LeanListMixin, admin.ModelAdmin):
         "links",
         "created_at",
         "updated_at",
+        "code_origin",
     )
     fieldsets = (
         (_("General"), {"fields": ("name", "description", "is_active")}),
@@ -334,12 +375,14 @@ class JobAdmin(AdminScreensMixin, LeanListMixin, admin.ModelAdmin):
     def get_form(self, request: HttpRequest, obj: Job | None = None, **kwargs: Any) -> Any:
         form = super().get_form(request, obj, **kwargs)
         mark_schedule_switch(form.base_fields)
-        return _with_shell_check(form, request.user, obj)
+        return _with_code_check(_with_shell_check(form, request.user, obj), obj)
 
     def get_fieldsets(self, request: HttpRequest, obj: Job | None = None) -> Sequence:
         if obj is None:
             return self.fieldsets
         fieldsets = (*self.fieldsets, self.status_fieldset)
+        if obj.code_key:
+            fieldsets = (_code_fieldset(obj), *fieldsets)
         if obj.webhook_secret:
             # Offered by JobAdminForm only when there is a secret to remove.
             fieldsets = tuple(
@@ -358,6 +401,9 @@ class JobAdmin(AdminScreensMixin, LeanListMixin, admin.ModelAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: Job | None = None) -> Sequence:
         readonly = tuple(super().get_readonly_fields(request, obj))
+        if obj is not None:
+            # The fields the job's code owns (jobs.models.code), as everywhere else.
+            readonly += tuple(sorted(obj.code_fields))
         if obj is not None and not may_see_secrets(request.user):
             readonly += tuple(MASKED_FIELDS.values())
         return readonly
@@ -397,6 +443,15 @@ class JobAdmin(AdminScreensMixin, LeanListMixin, admin.ModelAdmin):
     def state_badge(self, job: Job) -> SafeString:
         state = job.state
         return badge("state", state, JobState(state).label)
+
+    @admin.display(description=_("defined in code"))
+    def code_origin(self, job: Job) -> str:
+        if job.declared_in_code:
+            return _("%(source)s (key %(key)s)") % {"source": job.code_source, "key": job.code_key}
+        return _("no longer declared in code (was %(source)s, key %(key)s): disabled") % {
+            "source": job.code_source,
+            "key": job.code_key,
+        }
 
     @admin.display(description=_("links"))
     def links(self, job: Job) -> SafeString:

@@ -41,6 +41,7 @@ from jobs.models import (
     ScheduleType,
     validate_schedule_time,
 )
+from jobs.models import code as code_rules
 from jobs.models.chains import CHAIN_FIELDS
 from jobs.signing import SECRET_MAX_LENGTH
 
@@ -167,6 +168,32 @@ class JobSerializer(serializers.ModelSerializer):
         ),
     )
 
+    code_key = serializers.CharField(
+        read_only=True,
+        allow_null=True,
+        help_text=(
+            "The key of the declaration in code (@register with a schedule) this job is "
+            "synced from; null for jobs made on the dashboard, in the admin or here."
+        ),
+    )
+    code_source = serializers.CharField(
+        read_only=True,
+        help_text='Where it is declared in code, e.g. "billing/tasks.py"; empty if not.',
+    )
+    declared_in_code = serializers.BooleanField(
+        read_only=True,
+        help_text=(
+            "Defined in code and still declared there. False for a job whose declaration "
+            "is gone (syncjobs disabled it; its fields are the operator's again)."
+        ),
+    )
+    code_fields = serializers.SerializerMethodField(
+        help_text=(
+            "The fields the code owns: a change to one is refused (400, at the field); "
+            "is_active is never one of them."
+        )
+    )
+
     class Meta:
         model = Job
         fields = [
@@ -212,6 +239,10 @@ class JobSerializer(serializers.ModelSerializer):
             "next_run_at",
             "created_at",
             "updated_at",
+            "code_key",
+            "code_source",
+            "declared_in_code",
+            "code_fields",
         ]
         read_only_fields = [
             "id",
@@ -225,6 +256,9 @@ class JobSerializer(serializers.ModelSerializer):
 
     def get_has_webhook_secret(self, job: Job) -> bool:
         return bool(job.webhook_secret)
+
+    def get_code_fields(self, job: Job) -> list[str]:
+        return sorted(job.code_fields)
 
     def to_representation(self, instance: Job) -> dict[str, Any]:
         data = super().to_representation(instance)
@@ -242,6 +276,8 @@ class JobSerializer(serializers.ModelSerializer):
                 stored = getattr(self.instance, name)
                 if name in attrs and attrs[name] != stored and attrs[name] == masked(name, stored):
                     del attrs[name]
+        if self.instance is not None:
+            _refuse_code_changes(self.instance, attrs)
         # Build the job as it would be saved and let the model judge it. A copy, so a
         # rejected update leaves the loaded instance untouched.
         job = copy.copy(self.instance) if self.instance is not None else Job()
@@ -281,6 +317,19 @@ class JobSerializer(serializers.ModelSerializer):
         instance.set_chains(**chains)
         instance.save()
         return instance
+
+
+def _refuse_code_changes(job: Job, attrs: dict[str, Any]) -> None:
+    """A 400 at each field the job's code owns (jobs.models.code) that `attrs` changes;
+    the same value sent back (a PUT of the job as read) is no change."""
+    refusal = code_rules.refusal(job)
+    refused = {
+        name: [refusal]
+        for name in sorted(job.code_fields & attrs.keys())
+        if attrs[name] != getattr(job, name)
+    }
+    if refused:
+        raise serializers.ValidationError(refused)
 
 
 def _chains(attrs: dict[str, Any], *, pop: bool = False) -> dict[str, Any]:

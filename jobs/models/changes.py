@@ -7,8 +7,9 @@ inside the same transaction); the engine's actions record the run ones.
 
 Who is acting is a context variable set by each entry point: the dashboard's and the
 admin's views (jobs.web.screens), the API's views
-(jobs.api.views.ActorMixin), a management command (`with acting(channel=Channel.COMMAND)`).
-With none set, a change is the system's.
+(jobs.api.views.ActorMixin), a management command (`with acting(channel=Channel.COMMAND)`),
+the sync of the schedules declared in code (channel CODE, named "syncjobs" or
+"runscheduler"). With none set, a change is the system's.
 
 Only the fields an operator can set are audited (Job's editable fields); the scheduler's
 own bookkeeping (next_run_at, last_run_at, last_run_status, anchor_at, updated_at) is not,
@@ -42,6 +43,8 @@ class Channel(models.TextChoices):
     ADMIN = "admin", pgettext_lazy("audit channel", "admin")
     API = "api", pgettext_lazy("audit channel", "API")
     COMMAND = "command", pgettext_lazy("audit channel", "command")
+    # `manage.py syncjobs`, or runscheduler at start: the schedules declared in code.
+    CODE = "code", pgettext_lazy("audit channel", "code")
     SYSTEM = "system", pgettext_lazy("audit channel", "system")
 
 
@@ -64,12 +67,14 @@ class ChangeAction(models.TextChoices):
 class Actor:
     user: Any  # a user, or None
     channel: str
+    # Who acts when no user does: the command syncing the code's schedules ("syncjobs").
+    name: str = ""
 
     @property
     def username(self) -> str:
         user = self.user
         if user is None or not getattr(user, "is_authenticated", False):
-            return ""
+            return self.name
         return user.get_username()
 
 
@@ -82,9 +87,9 @@ def current_actor() -> Actor:
     return _actor.get()
 
 
-def set_actor(user: Any, channel: str) -> contextvars.Token:
+def set_actor(user: Any, channel: str, name: str = "") -> contextvars.Token:
     """Say who acts from now on; undo with reset_actor(token)."""
-    return _actor.set(Actor(user, channel))
+    return _actor.set(Actor(user, channel, name))
 
 
 def reset_actor(token: contextvars.Token) -> None:
@@ -92,9 +97,10 @@ def reset_actor(token: contextvars.Token) -> None:
 
 
 @contextmanager
-def acting(user: Any = None, channel: str = Channel.COMMAND) -> Iterator[Actor]:
-    """Changes made inside are recorded as `user`'s, through `channel`."""
-    token = set_actor(user, channel)
+def acting(user: Any = None, channel: str = Channel.COMMAND, name: str = "") -> Iterator[Actor]:
+    """Changes made inside are recorded as `user`'s (or, with no user, `name`'s),
+    through `channel`."""
+    token = set_actor(user, channel, name)
     try:
         yield current_actor()
     finally:

@@ -16,6 +16,8 @@ NAME_MAX_LENGTH = 200
 # Appended to the name of a duplicated job (Job.duplicate), within NAME_MAX_LENGTH.
 COPY_SUFFIX = " (copy)"
 COMMAND_MAX_LENGTH = 1000
+# Where a job declared in code is declared (Job.code_source): "billing/tasks.py".
+CODE_SOURCE_MAX_LENGTH = 500
 DESCRIPTION_MAX_LENGTH = 2000
 MAX_RETRIES_LIMIT = 10
 DEFAULT_RETRY_BACKOFF_SECONDS = 10

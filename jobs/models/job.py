@@ -22,8 +22,9 @@ from django.utils.translation import ngettext, pgettext
 
 from jobs import access, registry, schedules, text
 from jobs.cron_text import describe_cron
-from jobs.models import chains, changes, job_rules
+from jobs.models import chains, changes, code, job_rules
 from jobs.models.choices import (
+    CODE_SOURCE_MAX_LENGTH,
     COMMAND_MAX_LENGTH,
     COPY_SUFFIX,
     CRON_EXPRESSION_MAX_LENGTH,
@@ -297,6 +298,26 @@ class Job(models.Model):
     consecutive_failures = models.PositiveIntegerField(
         _("failed runs in a row"), default=0, db_default=0, editable=False
     )
+    # Declared in code (jobs/codesync.py; README "Schedules in code"): the declaration's
+    # key, unique while set so that any number of processes syncing at once make one job
+    # per key (NULL, not "", for the jobs made elsewhere: the constraint holds only where
+    # it is set); the file it is declared in; the values it last declared, which the
+    # code owns (jobs/models/code.py), None once the declaration is gone. Not editable:
+    # no form, and no version in the audit trail, carries them.
+    code_key = models.CharField(  # noqa: DJ001
+        _("code key"), max_length=NAME_MAX_LENGTH, null=True, blank=True, editable=False
+    )
+    code_source = models.CharField(
+        _("defined in"),
+        max_length=CODE_SOURCE_MAX_LENGTH,
+        blank=True,
+        default="",
+        db_default="",
+        editable=False,
+    )
+    code_declaration = models.JSONField(
+        _("declared in code"), null=True, blank=True, editable=False
+    )
 
     objects = JobQuerySet.as_manager()
 
@@ -318,7 +339,15 @@ class Job(models.Model):
             # The queue filters (dashboard, admin, API) and the queues' list of names.
             models.Index(fields=["queue"], name="jobs_job_queue"),
         ]
-        constraints = job_rules.job_constraints()
+        constraints = [
+            *job_rules.job_constraints(),
+            # One job per declaration in code, however many processes sync at once.
+            models.UniqueConstraint(
+                fields=["code_key"],
+                condition=Q(code_key__isnull=False),
+                name="jobs_job_code_key_unique",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -380,7 +409,8 @@ class Job(models.Model):
             raise PermissionDenied(
                 _("Only users allowed to use shell commands may restore this version.")
             )
-        editable = changes.audited_fields(type(self))
+        # The fields the code owns stay as the code declares them.
+        editable = set(changes.audited_fields(type(self))) - self.code_fields
         wanted = {
             name: self._meta.get_field(name).to_python(value)
             for name, value in (version.snapshot or {}).items()
@@ -412,6 +442,18 @@ class Job(models.Model):
         audit trail by the next save(), in its transaction (jobs/models/chains.py).
         """
         chains.set_pending(self, on_success, on_failure)
+
+    # --- declared in code -------------------------------------------------------------
+
+    @property
+    def code_fields(self) -> frozenset[str]:
+        """The fields the code owns (jobs/models/code.py): read-only everywhere else."""
+        return code.owned_fields(self)
+
+    @property
+    def declared_in_code(self) -> bool:
+        """Synced from a declaration in code that is still there."""
+        return bool(self.code_key) and self.code_declaration is not None
 
     # --- loading and saving ---------------------------------------------------------
 
@@ -531,6 +573,11 @@ class Job(models.Model):
             self.refresh_schedule()
             if not adding and explicit_fields is None:
                 kwargs["update_fields"] = self._fields_but(ENGINE_COUNTER_FIELDS)
+            elif not adding:
+                # The fields named, and where the new schedule puts the job.
+                kwargs["update_fields"] = list(
+                    dict.fromkeys([*explicit_fields, "anchor_at", "next_run_at"])
+                )
         elif explicit_fields is None:
             # Leave the scheduler's fields alone: this copy may have been loaded before
             # the scheduler last moved them.

@@ -6,8 +6,10 @@ import pytest
 import time_machine
 from django.core.cache import cache
 
+from jobs import registry
 from jobs.models import Job, JobHistory
 from jobs.tests import factories
+from jobs.tests.declaring import declaring
 from jobs.tests.factories import NOW
 
 
@@ -46,3 +48,12 @@ def instant(settings):
     settings.JOBS_SIM_MAX_SECONDS = 0
     settings.JOBS_SIM_FAILURE_RATE = 0
     return settings
+
+
+@pytest.fixture
+def declare():
+    """Declare schedules in code (jobs.tests.declaring), forgotten after the test."""
+    names: set[str] = set()
+    yield declaring(names)
+    for name in names:
+        registry.unregister(name)

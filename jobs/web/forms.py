@@ -41,9 +41,10 @@ from jobs.models import (
     RunStatus,
     ScheduleType,
 )
+from jobs.models import code as code_rules
 from jobs.preview import PREVIEW_FIELDS
 from jobs.signing import SECRET_MAX_LENGTH
-from jobs.web import arguments
+from jobs.web import arguments, code_fields
 from jobs.web.chains import ChainFieldsMixin, JobPicker
 from jobs.web.widgets import (
     EXECUTOR_FIELDS,
@@ -294,6 +295,10 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
         self.fields["command"].widget.attrs.update(
             {f"data-label-{kind}": str(label) for kind, label in arguments.COMMAND_LABELS.items()}
         )
+        # A job declared in code: the fields its code owns are shown, not edited.
+        self.code_owned = stored.code_fields
+        self.code_values = {name: copy.deepcopy(getattr(stored, name)) for name in self.code_owned}
+        self.locked_fields = code_fields.lock(self, self._form_fields_of(self.code_owned))
         self.helper = FormHelper()
         self.helper.form_tag = False  # the template writes the <form> and its buttons
         self.helper.layout = Layout(
@@ -396,6 +401,19 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
             Switch("is_active"),
         )
 
+    def _form_fields_of(self, names: frozenset[str]) -> list[str]:
+        """The form's fields showing the job's fields `names`: a python job's command is
+        its task, its arguments the fields of every executor's section."""
+        shown = []
+        for name in sorted(names):
+            if name == "command":
+                shown += ["command", "task"]
+            elif name == "arguments":
+                shown += [field for fields in self.section_fields.values() for field in fields]
+            else:
+                shown.append(name)
+        return shown
+
     def hide_errors(self) -> None:
         """Show the posted form again as it is, unchecked: no messages. (A form checks
         itself when its errors are first read; an empty ErrorDict is what it leaves
@@ -478,7 +496,21 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
         elif executor is not None:
             # Simulated and command jobs take none; a task with no parameters neither.
             self.instance.arguments = {}
+        if self.locked_fields:
+            self._keep_code_values(cleaned)
         return cleaned
+
+    def _keep_code_values(self, cleaned: dict) -> None:
+        """Refuse a post that changes a field the code owns, and keep the code's values
+        whatever was read."""
+        refusal = code_rules.refusal(self.instance)
+        for name in code_fields.posted_changes(self, self.locked_fields, self.instance):
+            self.add_error(name, refusal)
+        for name, value in self.code_values.items():
+            if name in cleaned:
+                cleaned[name] = copy.deepcopy(value)
+        if "arguments" in self.code_values:
+            self.instance.arguments = copy.deepcopy(self.code_values["arguments"])
 
     def _arguments_field(self, executor: str) -> str:
         """Where a message about the arguments as a whole is shown."""

@@ -309,10 +309,16 @@ def schedule_preview(request: HttpRequest) -> HttpResponse:
         base = get_object_or_404(Job, pk=job_id)
     form = SchedulePreviewForm(request.GET)
     result = None
-    errors: dict = form.errors if not form.is_valid() else {}
-    if not errors:
+    errors: dict
+    if base is not None and base.code_fields.issuperset(preview.PREVIEW_FIELDS):
+        # Declared in code: its form's schedule fields are disabled, so none is sent.
+        result = preview.preview(preview.schedule_job({}, base))
+        errors = result.errors
+    elif form.is_valid():
         result = preview.preview(preview.schedule_job(form.cleaned_data, base))
         errors = result.errors
+    else:
+        errors = form.errors
     context = {
         "preview": result,
         "errors": [(form.fields[name].label, messages) for name, messages in errors.items()],

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import signal
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from jobs import alerts, conf, metrics, queues
+from jobs import alerts, codesync, conf, metrics, queues
 from jobs.alerts import health
 from jobs.runtime.scheduler import DEFAULT_TICK, DEFAULT_WORKERS, Scheduler
 from jobs.tasks import handoff
 
 MAX_WORKERS = 256
+
+logger = logging.getLogger("jobs.codesync")
 
 
 def _positive_int(text: str) -> int:
@@ -95,6 +98,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if conf.sync_on_start():
+            self._sync()
         if options["metrics_port"] is not None:
             try:
                 metrics.serve_scheduler_metrics(options["metrics_port"], options["metrics_address"])
@@ -107,6 +112,19 @@ class Command(BaseCommand):
             # and a scheduler-down or recovery notice being sent.
             alerts.shutdown(timeout=conf.shutdown_grace())
             health.flush(timeout=conf.shutdown_grace())
+
+    def _sync(self) -> None:
+        """The schedules declared in code, synced before anything runs (JOBS_SYNC_ON_START):
+        a wrong declaration stops the start, changing nothing."""
+        try:
+            report = codesync.sync(actor="runscheduler")
+        except codesync.DeclarationError as error:
+            raise CommandError(
+                "not starting: the schedules in code cannot be synced; nothing was changed "
+                f"(JOBS_SYNC_ON_START):\n{error}"
+            ) from None
+        for line in report.lines():
+            logger.info(line)
 
     def _run(self, options: dict[str, Any]) -> None:
         if options["once"]:

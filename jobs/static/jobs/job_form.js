@@ -1,7 +1,8 @@
 // The job forms (the dashboard's and the admin's) show only the fields of the chosen
 // schedule type and of the chosen executor. Hidden fields are disabled too, so they are
 // not submitted: a job moved to a cron schedule keeps no stale interval, a job moved to
-// a Python task no stale headers. Without JavaScript every field stays visible.
+// a Python task no stale headers. Without JavaScript every field stays visible. The
+// fields a job's code owns are never enabled.
 // No text here: the labels the command field takes are in its data-label-* attributes.
 "use strict";
 
@@ -32,7 +33,8 @@ function followSwitch(switcher, sectionClass, sectionData, controlData, onChange
       // An explicit display, because a stylesheet may give the element one of its own.
       part.element.style.display = shown ? "" : "none";
       for (const control of part.element.querySelectorAll("input, select, textarea, button")) {
-        control.disabled = !shown;
+        // A field the job's code owns stays disabled (jobs/web/code_fields.py).
+        control.disabled = !shown || control.hasAttribute("data-code-owned");
       }
     }
     for (const row of sharedRows) {
