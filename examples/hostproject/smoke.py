@@ -29,6 +29,7 @@ from django.test import Client  # noqa: E402
 
 EMAIL = "ops@example.com"
 TASK = "reports.tasks.write_marker"
+CODE_JOB = "reports.tasks.count_reports:weekday-mornings"
 TEXT = "written by the scheduler"
 STATE = settings.BASE_DIR / "smoke-state.json"
 
@@ -90,13 +91,34 @@ def before() -> None:
     job = created.json()
     listed = api(token).get("/scheduler/api/v1/jobs/").json()
     check(
-        set(listed) >= {"count", "next", "previous", "results"} and listed["count"] == 1,
+        set(listed) >= {"count", "next", "previous", "results"} and listed["count"] == 2,
         "the API pages with its own paginator, not the project's LimitOffsetPagination",
     )
     run = api(token).post(
         f"/scheduler/api/v1/jobs/{job['id']}/run/", "{}", content_type="application/json"
     )
     check(run.status_code == 201, "the API starts a run now")
+
+    # The job declared in reports/tasks.py, made by syncjobs: its schedule is the code's.
+    declared = api(token).get("/scheduler/api/v1/jobs/", {"search": "count_reports"}).json()
+    code_job = next((j for j in declared["results"] if j["name"] == CODE_JOB), None)
+    check(
+        code_job is not None
+        and code_job["declared_in_code"]
+        and code_job["code_source"] == "reports/tasks.py"
+        and (code_job["cron_expression"], code_job["timezone"]) == ("0 6 * * 1-5", "Asia/Tokyo"),
+        f"syncjobs made the job declared in code ({code_job})",
+    )
+    refused = api(token).patch(
+        f"/scheduler/api/v1/jobs/{code_job['id']}/",
+        json.dumps({"cron_expression": "* * * * *"}),
+        content_type="application/json",
+    )
+    check(refused.status_code == 400, "a field the code owns is refused through the API")
+    code_run = api(token).post(
+        f"/scheduler/api/v1/jobs/{code_job['id']}/run/", "{}", content_type="application/json"
+    )
+    check(code_run.status_code == 201, "the API starts a run of the job declared in code")
 
     browser = Client()
     browser.force_login(user)
@@ -129,7 +151,16 @@ def before() -> None:
         f"the API's schema gives its paths under the prefix ({paths[:2]} ...)",
     )
 
-    STATE.write_text(json.dumps({"token": token, "job": job["id"], "run": run.json()["id"]}))
+    STATE.write_text(
+        json.dumps(
+            {
+                "token": token,
+                "job": job["id"],
+                "run": run.json()["id"],
+                "code_run": code_run.json()["id"],
+            }
+        )
+    )
 
 
 def after() -> None:
@@ -138,6 +169,9 @@ def after() -> None:
     check(settings.MARKER_FILE.read_text() == TEXT, "with the job's arguments")
     run = api(state["token"]).get(f"/scheduler/api/v1/runs/{state['run']}/").json()
     check(run["status"] == "success", f"the run is recorded as a success ({run['status']})")
+    check(settings.CODE_MARKER_FILE.exists(), "the job declared in code ran")
+    code_run = api(state["token"]).get(f"/scheduler/api/v1/runs/{state['code_run']}/").json()
+    check(code_run["status"] == "success", f"its run is a success ({code_run['status']})")
     changes = api(state["token"]).get(f"/scheduler/api/v1/jobs/{state['job']}/changes/").json()
     actors = {(c["action"], c["channel"], c["user"]) for c in changes["results"]}
     check(("create", "api", EMAIL) in actors, f"the audit trail names the custom user ({actors})")

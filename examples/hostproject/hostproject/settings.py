@@ -93,3 +93,4 @@ REST_FRAMEWORK = {
 
 # Where reports.tasks.write_marker writes (the CI check reads it).
 MARKER_FILE = BASE_DIR / "task-ran.txt"
+CODE_MARKER_FILE = BASE_DIR / "code-job-ran.txt"
