@@ -153,8 +153,10 @@ class WorkerPool:
         if self.queues is not None or self.limits:
             limited = {t.queue for t in tickets if t.queue in self.limited}
             tickets = [t for t in tickets if self.serves(t.queue) and t.queue not in self.limits]
-            if limited:
-                self._offer_takes(limited, self.workers)
+            # Counted as fed: `--once` looks again after these takes, not only after
+            # queued runs (a take that meets a full queue leaves its runs pending).
+            offered = self._offer_takes(limited, self.workers) if limited else 0
+            return offered + (self._enqueue(tickets) if tickets and self._room() > 0 else 0)
         return self._enqueue(tickets) if tickets and self._room() > 0 else 0
 
     def feed_ready(self, now: datetime | None, batch: int) -> int:
@@ -194,17 +196,21 @@ class WorkerPool:
     def _offer_takes(self, names: set[str], most: int) -> int:
         """Queue up to `most` take markers (never more than one per worker in all) for
         the limited queues `names`; returns how many were queued."""
-        offered = 0
         with self._local_lock:
-            self._ready_limited |= names
-            if self._stopping.is_set():
-                return 0
-            while offered < most and self._takes < self.workers:
-                marker = _Marker(0, f"take:{next(_take_numbers)}")
-                self._local.add(marker.key)
-                self._takes += 1
-                self._queue.put(marker)
-                offered += 1
+            return self._offer_takes_locked(names, most)
+
+    def _offer_takes_locked(self, names: set[str], most: int) -> int:
+        """_offer_takes, with _local_lock held."""
+        offered = 0
+        self._ready_limited |= names
+        if self._stopping.is_set():
+            return 0
+        while offered < most and self._takes < self.workers:
+            marker = _Marker(0, f"take:{next(_take_numbers)}")
+            self._local.add(marker.key)
+            self._takes += 1
+            self._queue.put(marker)
+            offered += 1
         return offered
 
     def wait_idle(self, timeout: float | None = None) -> bool:
@@ -324,11 +330,14 @@ class WorkerPool:
             with self._local_lock:
                 self._local.discard(marker.key)
                 self._takes -= 1
+                if taken:
+                    # This worker's slots are free again: its queue may have more waiting.
+                    # Offered before this take counts as done, under the same lock, so
+                    # that wait_idle (`--once`) never sees the pool idle between the two
+                    # and stops with runs still waiting.
+                    self._offer_takes_locked({t.queue for t in taken}, 1)
                 if not self._local:
                     self._idle.notify_all()
-        if taken:
-            # This worker's slots are free again: its queue may have more waiting.
-            self._offer_takes({t.queue for t in taken}, 1)
         fast = not handed_back and time.monotonic() - began < 0.02 * max(len(taken), 1)
         return min(MAX_WORKER_BATCH, most * 2) if fast else 1
 

@@ -240,6 +240,21 @@ def test_a_pool_with_a_limited_queue_runs_everything_it_serves(
     assert not JobHistory.objects.exclude(status=RunStatus.SUCCESS).exists()
 
 
+@pytest.mark.django_db(transaction=True)
+def test_once_runs_every_run_of_many_limited_queues_to_the_end(make_job, instant, clock, settings):
+    """`--once` waits for the takes of limited queues as for queued runs: the pool is
+    never seen idle between a take and the next one it offers, which once ended the
+    pass with hundreds of runs still pending (10 queues limited to 8, 10,000 runs)."""
+    names = [f"q{index}" for index in range(10)]
+    settings.JOBS_QUEUE_LIMITS = ",".join(f"{name}=1" for name in names)
+    for index in range(1000):
+        due_job(make_job, f"job {index}", queue=names[index % len(names)])
+    clock.shift(1)
+    Scheduler(workers=4).run_once()
+    assert JobHistory.objects.count() == 1000
+    assert not JobHistory.objects.exclude(status=RunStatus.SUCCESS).exists()
+
+
 # --- Huey routing -----------------------------------------------------------------------
 
 
