@@ -107,6 +107,20 @@ def wait_until(condition: Callable[[], object], timeout: float, interval: float 
         time.sleep(interval)
 
 
+def redis_url_or_skip() -> str:
+    """The Redis the Huey process tests may use (JOBS_TEST_REDIS_URL, default DB 1); the
+    test is skipped when none answers there."""
+    import pytest
+    import redis
+
+    url = os.environ.get("JOBS_TEST_REDIS_URL", "redis://127.0.0.1:6379/1")
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except Exception as error:  # pragma: no cover - no Redis on this machine
+        pytest.skip(f"no Redis at {url}: {error}")
+    return url
+
+
 def huey_worker(*args: str, **env: object) -> ManagedProcess:
     return ManagedProcess("run_huey", "--workers", "4", "--quiet", *args, **env)
 

@@ -7,7 +7,6 @@ test database; the processes connect to it)."""
 
 from __future__ import annotations
 
-import os
 import secrets
 import time
 from datetime import timedelta
@@ -16,7 +15,7 @@ import pytest
 from django.utils import timezone
 
 from jobs.models import Job, JobHistory, RunStatus
-from jobs.tests.processes import huey_worker, scheduler, wait_until
+from jobs.tests.processes import huey_worker, redis_url_or_skip, scheduler, wait_until
 
 pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True)]
 
@@ -116,13 +115,7 @@ def test_runscheduler_refuses_bad_queue_limits_with_the_checks_message():
 @pytest.fixture
 def huey_env() -> dict[str, str]:
     """The Redis the tests may use, with a Huey queue prefix of this test's own."""
-    url = os.environ.get("JOBS_TEST_REDIS_URL", "redis://127.0.0.1:6379/1")
-    try:
-        import redis
-
-        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
-    except Exception as error:  # pragma: no cover - no Redis on this machine
-        pytest.skip(f"no Redis at {url}: {error}")
+    url = redis_url_or_skip()
     return {
         "REDIS_URL": url,
         "HUEY_QUEUE": f"queues-{secrets.token_hex(4)}",

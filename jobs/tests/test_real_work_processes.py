@@ -4,7 +4,6 @@ process groups stopped whole at a timeout and at a cancel; the live log of a lon
 
 from __future__ import annotations
 
-import os
 import secrets
 import tempfile
 import threading
@@ -20,7 +19,13 @@ from django.utils import timezone
 
 from jobs import engine
 from jobs.models import Job, JobHistory, RunStatus
-from jobs.tests.processes import ManagedProcess, huey_worker, scheduler, wait_until
+from jobs.tests.processes import (
+    ManagedProcess,
+    huey_worker,
+    redis_url_or_skip,
+    scheduler,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True)]
 
@@ -240,13 +245,7 @@ def test_a_run_keeps_the_arguments_given_to_run_now_through_runscheduler():
 @pytest.fixture
 def huey_env() -> dict[str, str]:
     """The Redis the tests of this feature may use, with a queue of this test's own."""
-    url = os.environ.get("JOBS_TEST_REDIS_URL", "redis://127.0.0.1:6379/1")
-    try:
-        import redis
-
-        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
-    except Exception as error:  # pragma: no cover - no Redis on this machine
-        pytest.skip(f"no Redis at {url}: {error}")
+    url = redis_url_or_skip()
     return {**REAL_WORK, "REDIS_URL": url, "HUEY_QUEUE": f"real-{secrets.token_hex(4)}"}
 
 
