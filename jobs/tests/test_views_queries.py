@@ -22,16 +22,20 @@ EXPECTED = {
     # statement, which also gives the totals that took two counts), the jobs' queue names,
     # the live schedulers; completed hours, current hour, in progress, upcoming, failures
     "/": EVERY_PAGE + 9,
-    "/jobs/": EVERY_PAGE + 3,  # the queue names, count, page
-    "/jobs/?q=bulk&state=failed&active=yes&page=2": EVERY_PAGE + 3,
+    "/jobs/": EVERY_PAGE + 2,  # count, page
+    "/jobs/?q=bulk&state=failed&active=yes&page=2": EVERY_PAGE + 2,
     "job page": EVERY_PAGE + 3,  # job, stats, runs
     "/history/": EVERY_PAGE + 1,  # one page of runs, no COUNT
     "/history/?status=failed&job_name=bulk&date_from=2026-01-01": EVERY_PAGE + 2,  # + matching jobs
     "history of a job": EVERY_PAGE + 2,  # + the job's name
 }
 # The whole page, not its live part that htmx polls: the job's changes and its chains
-# (one query each).
-FULL_PAGE_EXTRA = {"job page": 2}
+# (one query each); the job list's queue filter, its queue names.
+FULL_PAGE_EXTRA = {
+    "job page": 2,
+    "/jobs/": 1,
+    "/jobs/?q=bulk&state=failed&active=yes&page=2": 1,
+}
 # Every whole page's layout reads the pause switch for its banner (one look-up by key).
 PAUSE_BANNER = 1
 
