@@ -130,7 +130,9 @@ def _active_runs(now: datetime) -> dict[str, _Runs]:
         )
     )
     found: dict[str, _Runs] = {}
-    for row in pending.union(running, all=True):
+    # order_by() on the union too: Django 6.1 gives a combined query its model's default
+    # ordering (-created_at), which is no column of these rows.
+    for row in pending.union(running, all=True).order_by():
         seen = found.get(row["queue"], _Runs(0, 0, 0, None))
         found[row["queue"]] = _Runs(
             seen.pending + row["ready"],
