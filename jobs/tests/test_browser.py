@@ -592,6 +592,10 @@ def _populate_for_screenshots() -> None:
             command=f"./manage.py {name.lower().replace(' ', '_')}",
             interval=every,
             interval_unit=unit,
+            # Two pools besides the default one, for the dashboard's Queues card.
+            queue={"Send invoices": "billing", "Refresh search index": "search"}.get(
+                name, "default"
+            ),
         )
         for name, every, unit in names
     ]
