@@ -94,7 +94,7 @@ def test_the_lockout_page_is_a_page_of_the_site_in_the_users_language(client, al
     assert response.status_code == 429
     assert response["Content-Type"].startswith("text/html")
     page = response.content.decode()
-    assert "ログインの失敗が多すぎます。15 分後にもう一度お試しください。" in page
+    assert "ログインの失敗が多すぎます。15分後にもう一度お試しください。" in page
     assert '<html lang="ja">' in page
 
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
+from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.test import Client
+from django.utils import translation
 
 from jobs.models import ScheduleType
+from jobs.templatetags.jobs_ui import duration
 from jobs.tests.factories import NOW, make_job
 from jobs.web.middleware import TIMEZONE_COOKIE
 
@@ -51,7 +54,44 @@ def test_japanese_pages_say_the_schedule_and_form_errors_in_japanese(signed_in: 
         {"name": "", "command": "x", "schedule_type": ScheduleType.INTERVAL, "interval": "0"},
     )
     assert "このフィールドは必須です。" in response.text
-    assert "間隔は 1 以上にしてください。" in response.text
+    assert "間隔は1以上にしてください。" in response.text
+
+
+def test_the_language_menu_names_each_language_in_its_own_language(signed_in: Client) -> None:
+    signed_in.post("/i18n/setlang/", {"language": "ja", "next": "/"})
+    menu = signed_in.get("/").text
+    assert '<option value="en" lang="en">English</option>' in menu
+    assert '<option value="ja" lang="ja" selected>日本語</option>' in menu
+    assert "英語" not in menu
+
+
+def test_the_site_zone_choice_is_worded_in_the_readers_language(signed_in: Client) -> None:
+    assert "Site time zone (UTC)" in signed_in.get("/jobs/new/").text
+    signed_in.post("/i18n/setlang/", {"language": "ja", "next": "/"})
+    form = signed_in.get("/jobs/new/").text
+    assert "サイトのタイムゾーン（UTC）" in form  # noqa: RUF001
+    assert "Site time zone" not in form
+
+
+@time_machine.travel(NOW, tick=False)
+def test_japanese_relative_times_and_units_read_naturally(signed_in: Client) -> None:
+    signed_in.post("/i18n/setlang/", {"language": "ja", "next": "/"})
+    make_job(
+        name="soon",
+        schedule_type=ScheduleType.ONCE,
+        scheduled_at=NOW + timedelta(seconds=38),
+        interval=None,
+        interval_unit="",
+    )
+    make_job(name="cron", schedule_type=ScheduleType.CRON, cron_expression="*/5 * * * *")
+    page = signed_in.get("/jobs/").text
+    assert "38秒後" in page and "今から" not in page
+    form = signed_in.get("/jobs/new/").text
+    assert "cron式" in form and "cron 式" not in form and "Cron 式" not in form
+    with translation.override("ja"):
+        assert naturaltime(NOW) == "たった今"
+        assert duration(timedelta(seconds=3.2)) == "3.2秒"
+        assert duration(timedelta(seconds=245)) == "4分05秒"
 
 
 @time_machine.travel(NOW, tick=False)

@@ -5,18 +5,27 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 from django.forms.utils import flatatt
+from django.utils.functional import lazy
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext
 
 from jobs import registry, schedules
 from jobs.models import SCHEDULE_TYPE_FIELDS
 
 
+def _site_zone_label() -> str:
+    return gettext("Site time zone (%(zone)s)") % {"zone": settings.TIME_ZONE}
+
+
+# Worded when an option is drawn, in the reader's language: a form's widgets are built
+# once, when its class is defined, and a label formatted then stays in English.
+site_zone_label = lazy(_site_zone_label, str)
+
+
 def time_zone_choices() -> list[tuple[str, str]]:
     """Every IANA zone, after "the site's zone" for a blank value."""
-    site_zone = _("Site time zone (%(zone)s)") % {"zone": settings.TIME_ZONE}
-    return [("", site_zone), *((name, name) for name in schedules.time_zone_names())]
+    return [("", site_zone_label()), *((name, name) for name in schedules.time_zone_names())]
 
 
 class TimeZoneSelect(forms.Select):
