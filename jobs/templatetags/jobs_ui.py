@@ -73,7 +73,7 @@ def job_state_badge(job: Any) -> str:
     if state == JobState.WAITING and not job.is_active:
         return format_html(
             '<span class="badge text-bg-secondary" data-state="disabled">{}</span>',
-            _("Disabled, not scheduled"),
+            _("Disabled"),
         )
     return state_badge(state)
 
