@@ -150,7 +150,8 @@ def test_a_cancelled_pending_runs_log_names_its_command_and_shows_the_stamp_in_t
     # The stored log: the command line first, as the executor writes it, then the stamp
     # in UTC (12:00 UTC is NOW).
     assert run.log == (
-        "$ python task jobs.example_tasks.say_hello\n[2026-03-01 12:00:00 UTC] cancelled by alice.\n"
+        "$ python task jobs.example_tasks.say_hello\n"
+        "[2026-03-01 12:00:00 UTC] cancelled by alice.\n"
     )
     signed_in.cookies["tz"] = "Asia/Tokyo"
     page = signed_in.get(f"/runs/{run.pk}/").text
@@ -244,10 +245,12 @@ def test_retries_and_simulation_in_words_that_do_not_contradict_themselves(
     )
     page = signed_in.get(f"/jobs/{job.pk}/").text
     assert "2 retries, first after 10 s" in page
-    assert (
-        'id="job-simulation">25 % of runs fail, each takes 1 to 2.5 s (default)<' in page
-    ), page.split('id="job-simulation">')[1][:80]
-    Job.objects.filter(pk=job.pk).update(sim_failure_rate=None, sim_min_seconds=None, sim_max_seconds=None)
+    assert 'id="job-simulation">25 % of runs fail, each takes 1 to 2.5 s (default)<' in page, (
+        page.split('id="job-simulation">')[1][:80]
+    )
+    Job.objects.filter(pk=job.pk).update(
+        sim_failure_rate=None, sim_min_seconds=None, sim_max_seconds=None
+    )
     page = signed_in.get(f"/jobs/{job.pk}/").text
     assert "20 % of runs fail (default), each takes 1 to 5 s (default)" in page
 
