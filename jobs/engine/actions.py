@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -15,6 +15,7 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from jobs.executors.command_line import command_line
 from jobs.models import ChangeAction, ExecutorKind, Job, JobHistory, RunStatus, Trigger
 from jobs.models.changes import record_run_action
 from jobs.runs import as_key
@@ -115,6 +116,13 @@ def retry_run(run: JobHistory, now: datetime | None = None) -> JobHistory:
         return retry
 
 
+def cancel_note(now: datetime, by: str) -> str:
+    """The log line a cancel adds. Stamped in UTC, as the scheduler's other notes are
+    (jobs.engine.overlap); the run page shows such stamps in the viewer's zone."""
+    stamp = f"[{timezone.localtime(now, UTC):%Y-%m-%d %H:%M:%S} UTC]"
+    return f"{stamp} cancelled by {by}.\n" if by else f"{stamp} cancelled.\n"
+
+
 class CancelRefused(Exception):
     """cancel_run() declined; the message says why, in words fit for the user."""
 
@@ -130,13 +138,17 @@ def cancel_run(run: JobHistory, by: str, now: datetime | None = None) -> None:
     """
     now = now or timezone.now()
     s = store()
-    note = (
-        f"\n[{now:%Y-%m-%d %H:%M:%S} UTC] cancelled by {by}.\n"
-        if by
-        else f"\n[{now:%Y-%m-%d %H:%M:%S} UTC] cancelled.\n"
-    )
+    note = cancel_note(now, by)
     with s.transaction() as ops:
-        cancelled = ops.cancel_run(as_key(run.pk), by, s.adapt_datetime(now), note)
+        # A run cancelled before it wrote anything (a pending one, or a running one
+        # whose live log is not written yet) still says what it would have run.
+        executor, command = Job.objects.filter(pk=run.job_id).values_list(
+            "executor", "command"
+        ).first() or ("", "")
+        first_line = command_line(executor, command, run.arguments)
+        cancelled = ops.cancel_run(
+            as_key(run.pk), by, s.adapt_datetime(now), f"\n{note}", f"{first_line}\n{note}"
+        )
         if cancelled is None:
             raise CancelRefused(
                 gettext(

@@ -27,6 +27,7 @@ from django.utils.translation import gettext
 
 from jobs import conf
 from jobs.executors.base import ExecutionContext, Outcome
+from jobs.executors.command_line import command_line
 from jobs.executors.output import RunOutput
 from jobs.executors.processes import run_child
 from jobs.runs import RunTicket
@@ -118,7 +119,7 @@ class CommandExecutor:
     def execute(self, ticket: RunTicket, context: ExecutionContext) -> Outcome:
         output = RunOutput()
         context.output = output
-        output.line(f"$ manage.py {ticket.command}")
+        output.line(command_line("command", ticket.command))
         try:
             words = check_command_line(ticket.command)
         except CommandRefused as error:

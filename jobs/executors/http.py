@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from jobs import conf, outbound
 from jobs.executors.base import ExecutionContext, Outcome
+from jobs.executors.command_line import command_line
 from jobs.executors.output import RunOutput
 from jobs.outbound_http import Deadline, PinnedHTTPConnection, PinnedHTTPSConnection, within
 from jobs.runs import RunTicket
@@ -127,7 +128,7 @@ class HttpExecutor:
         context.output = output
         arguments = ticket.arguments or {}
         method = str(arguments.get("method") or "GET").upper()
-        output.line(f"$ {method} {ticket.command}")
+        output.line(command_line("http", ticket.command, arguments))
         problems = argument_errors(arguments)
         try:
             scheme, host, port, path = url_parts(ticket.command)

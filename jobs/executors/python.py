@@ -17,6 +17,7 @@ from django.utils.translation import gettext
 from jobs import registry
 from jobs.executors.base import ExecutionContext, Outcome
 from jobs.executors.capture import capturing
+from jobs.executors.command_line import command_line
 from jobs.executors.output import RunOutput
 from jobs.executors.running import CurrentRun, running
 from jobs.runs import RunTicket
@@ -39,7 +40,7 @@ class PythonExecutor:
         output = RunOutput()
         context.output = output  # read by the live log
         task = registry.get_task(ticket.command)
-        output.line(f"$ python task {ticket.command}")
+        output.line(command_line("python", ticket.command))
         if task is None:
             output.line(f"not run: {task_problem(ticket.command)}.")
             return Outcome(succeeded=False, log=output.text())

@@ -31,6 +31,7 @@ from django.utils.translation import gettext
 
 from jobs import conf
 from jobs.executors.base import ExecutionContext, Outcome
+from jobs.executors.command_line import command_line
 from jobs.executors.output import RunOutput
 from jobs.executors.processes import run_child
 from jobs.runs import RunTicket
@@ -112,7 +113,7 @@ class ShellExecutor:
     def execute(self, ticket: RunTicket, context: ExecutionContext) -> Outcome:
         output = RunOutput()
         context.output = output
-        output.line(f"$ {ticket.command}")
+        output.line(command_line("shell", ticket.command))
         problem = shell_problem()
         if problem is not None:
             output.line(f"not run: {problem}.")

@@ -589,8 +589,12 @@ class Operations:
         row = self._execute("claims_paused", [now]).fetchone()
         return bool(row and row[0])
 
-    def cancel_run(self, key: str, by: str, now: object, note: str) -> CancelledRun | None:
-        row = self._execute("cancel_run", [by, now, note, key]).fetchone()
+    def cancel_run(
+        self, key: str, by: str, now: object, note: str, first_lines: str
+    ) -> CancelledRun | None:
+        """Mark a pending or running run cancelled, adding `note` to its log, or
+        `first_lines` in place of a log that is still empty."""
+        row = self._execute("cancel_run", [by, now, first_lines, note, key]).fetchone()
         if row is None:
             return None
         read_dt = self.store.read_datetime

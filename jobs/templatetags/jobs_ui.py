@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
-from datetime import datetime, timedelta
+import re
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from crispy_forms.templatetags.crispy_forms_tags import CrispyFormNode
@@ -18,7 +19,7 @@ from django.utils.translation import ngettext
 
 from jobs import conf, masking, upcoming
 from jobs.masking import masked, may_see_secrets, shown_target
-from jobs.models import JobState, RunStatus
+from jobs.models import JobState, RunStatus, ScheduleType
 from jobs.web import context_processors
 
 register = template.Library()
@@ -62,6 +63,87 @@ def state_badge(state: str) -> str:
         state,
         JobState(state).label,
     )
+
+
+@register.simple_tag
+def job_state_badge(job: Any) -> str:
+    """A job's state for its own page: "Disabled" in place of "Waiting" for a job that
+    is not active and has never run, since it is waiting for nothing."""
+    state = job.state
+    if state == JobState.WAITING and not job.is_active:
+        return format_html(
+            '<span class="badge text-bg-secondary" data-state="disabled">{}</span>',
+            _("Disabled"),
+        )
+    return state_badge(state)
+
+
+def _once_done(job: Any) -> bool:
+    """A one-off job whose time came (the claim disables it then) and that ran."""
+    return (
+        job.schedule_type == ScheduleType.ONCE
+        and not job.is_active
+        and job.last_run_at is not None
+        and job.scheduled_at is not None
+        and job.scheduled_at <= timezone.now()
+    )
+
+
+@register.simple_tag
+def job_next_run(job: Any) -> str:
+    """When the job runs next: its time, "done" for a one-off job that has run, or
+    "disabled"."""
+    if job.is_active:
+        return when(job.next_run_at)
+    words = _("done, it ran once") if _once_done(job) else _("disabled")
+    return format_html('<span class="text-body-secondary">{}</span>', words)
+
+
+@register.simple_tag
+def simulated_badge() -> str:
+    """The mark of a simulated job or run: nothing really runs."""
+    return format_html(
+        '<span class="badge text-bg-info align-middle fs-6" id="simulated" title="{}">{}</span>',
+        _("Its runs only pretend: they wait, then succeed or fail at random; nothing is executed."),
+        _("simulated"),
+    )
+
+
+def _number(value: float) -> str:
+    """20.0 -> "20", 2.5 -> "2.5", 0.125 -> "0.125": no digits that say nothing."""
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+@register.simple_tag
+def simulation_text(job: Any) -> str:
+    """A simulated job's runs in words: how often they fail (a percentage) and how long
+    they take ("20 s" when the shortest and longest are the same), each with "(default)"
+    where the site's JOBS_SIM_* setting decides."""
+    defaults = conf.simulation()
+    default = _("(default)")
+    rate = defaults.failure_rate if job.sim_failure_rate is None else job.sim_failure_rate
+    if rate <= 0:
+        fails = _("no run fails")
+    elif rate >= 1:
+        fails = _("every run fails")
+    else:
+        fails = _("%(percent)s %% of runs fail") % {"percent": _number(rate * 100)}
+    if job.sim_failure_rate is None:
+        fails = f"{fails} {default}"
+    shortest = defaults.min_seconds if job.sim_min_seconds is None else job.sim_min_seconds
+    longest = defaults.max_seconds if job.sim_max_seconds is None else job.sim_max_seconds
+    # The executor's rule: a range the defaults turned around runs for the shortest.
+    longest = max(longest, shortest)
+    if longest == shortest:
+        takes = _("each takes %(seconds)s s") % {"seconds": _number(shortest)}
+    else:
+        takes = _("each takes %(shortest)s to %(longest)s s") % {
+            "shortest": _number(shortest),
+            "longest": _number(longest),
+        }
+    if job.sim_min_seconds is None or job.sim_max_seconds is None:
+        takes = f"{takes} {default}"
+    return _("%(fails)s, %(takes)s") % {"fails": fails, "takes": takes}
 
 
 @register.simple_tag
@@ -245,11 +327,28 @@ def shown_arguments(context: template.Context, arguments: Any) -> str:
     return text
 
 
+# The stamp the scheduler's own log lines start with (a cancel, an overlap skip): UTC,
+# so the stored log reads the same everywhere.
+_LOG_STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC\]", re.MULTILINE)
+
+
+def _local_stamp(match: re.Match[str]) -> str:
+    moment = datetime.strptime(match[1], "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
+    local = timezone.localtime(moment)
+    return (
+        f'[<time datetime="{moment.isoformat()}" title="{match[1]} UTC">'
+        f"{local:%Y-%m-%d %H:%M:%S} {local.tzname()}</time>]"
+    )
+
+
 @register.simple_tag(takes_context=True)
 def shown_log(context: template.Context, run: Any) -> str:
     """A run's log, with the secret values of its arguments masked for users who may not
-    see them (a script may print its $TOKEN)."""
-    return masking.shown_log(_user(context), run.log, run.arguments)
+    see them (a script may print its $TOKEN), and the scheduler's stamps in the viewer's
+    time zone, as every other time on the page."""
+    text = escape(masking.shown_log(_user(context), run.log, run.arguments))
+    # Escaping leaves the stamp's digits, spaces, brackets and colons as they were.
+    return mark_safe(_LOG_STAMP.sub(_local_stamp, text))
 
 
 # --- the layout's values (without the project's adding jobs' context processors) ------

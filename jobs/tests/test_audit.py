@@ -254,7 +254,7 @@ def test_run_now_and_cancel_are_recorded_with_the_run(root) -> None:
         run.pk,
     )
     assert ran.changes == {} and ran.snapshot is None
-    client.post(reverse("run_cancel", args=[run.pk]))
+    client.post(reverse("run_cancel", args=[run.pk]), {"confirm": "1"})
     cancelled = latest(job.pk)
     assert (cancelled.action, cancelled.run_id, cancelled.job_name) == ("cancel", run.pk, "report")
 
@@ -262,7 +262,7 @@ def test_run_now_and_cancel_are_recorded_with_the_run(root) -> None:
 def test_a_refused_cancel_records_nothing(root) -> None:
     run = make_run(reporting_job(), status=RunStatus.SUCCESS)
     before = JobChange.objects.count()
-    client_of(root).post(reverse("run_cancel", args=[run.pk]))
+    client_of(root).post(reverse("run_cancel", args=[run.pk]), {"confirm": "1"})
     assert JobChange.objects.count() == before
 
 

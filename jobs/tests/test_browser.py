@@ -261,7 +261,12 @@ def test_a_user_makes_a_cron_job_and_cancels_its_run_while_it_goes(  # type: ign
     row = page.locator("#runs tbody tr").first
     expect(row.locator("[data-status]")).to_have_text("Running", timeout=WAIT_MS)
     row.get_by_role("button", name="Cancel").click()
+    # Asked first, by a page of its own (no JavaScript needed), which goes back after.
+    expect(page.locator("#cancel-question")).to_contain_text("It is running")
+    assert JobHistory.objects.get(job=job).status == RunStatus.RUNNING
+    page.get_by_role("button", name="Yes, cancel the run").click()
     expect(page.get_by_role("alert")).to_contain_text("is cancelled")
+    expect(page.locator("#job-name")).to_have_text("Long report")
     expect(page.locator("#runs tbody tr").first.locator("[data-status]")).to_have_text("Cancelled")
     run = JobHistory.objects.get(job=job)
     assert run.status == RunStatus.CANCELLED and run.cancelled_by == "alice"
@@ -498,6 +503,9 @@ def test_the_run_page_follows_a_python_run_and_stops_polling_when_it_ends(  # ty
     expect(status).to_have_text("Succeeded", timeout=WAIT_MS)
     expect(log).to_contain_text("returned: 4")
     expect(page.locator("#cancel-run")).to_have_count(0)
+    # The buttons follow the run too: the finished run offers to run again.
+    expect(page.locator("#run-again")).to_be_visible()
+    expect(page.locator("#run-duration")).not_to_have_text("—")
     assert page.evaluate("window.stillTheSamePage") is True, "the page was reloaded"
     # The finished run's part asks for no more: no trigger, and no request for a while.
     expect(page.locator("#run-live")).not_to_have_attribute("hx-trigger", re.compile(".+"))

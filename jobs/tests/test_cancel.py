@@ -174,7 +174,15 @@ def test_the_run_page_cancels_a_pending_run_and_says_who(signed_in: Client, pend
     url = reverse("run_detail", args=[pending_run.pk])
     page = signed_in.get(url).content.decode()
     assert 'id="cancel-run"' in page
-    response = signed_in.post(reverse("run_cancel", args=[pending_run.pk]))
+    cancel_url = reverse("run_cancel", args=[pending_run.pk])
+    # The page's button asks first: a page with the form that confirms, nothing changed.
+    asked = signed_in.post(cancel_url)
+    assert asked.status_code == 200 and 'id="confirm-cancel"' in asked.text
+    assert 'name="confirm"' in asked.text and "csrfmiddlewaretoken" in asked.text
+    assert "It has not started yet" in asked.text
+    pending_run.refresh_from_db()
+    assert pending_run.status == RunStatus.PENDING
+    response = signed_in.post(cancel_url, {"confirm": "1"})
     assert response.status_code == 302 and response.url == url
     assert [str(m) for m in get_messages(response.wsgi_request)] == [
         "The run of “nightly” is cancelled."
@@ -194,14 +202,19 @@ def test_the_job_page_offers_cancel_for_its_pending_and_running_runs(
     job_url = reverse("job_detail", args=[pending_run.job_id])
     cancel_url = reverse("run_cancel", args=[pending_run.pk])
     assert f'action="{cancel_url}"' in signed_in.get(job_url).content.decode()
-    response = signed_in.post(cancel_url, {"next": job_url})
+    asked = signed_in.post(cancel_url, {"next": job_url})
+    # The page that asks keeps where to go back to, for both of its answers.
+    assert f'name="next" value="{job_url}"' in asked.text and f'href="{job_url}"' in asked.text
+    response = signed_in.post(cancel_url, {"next": job_url, "confirm": "1"})
     assert response.url == job_url
     assert f'action="{cancel_url}"' not in signed_in.get(job_url).content.decode()
 
 
 def test_cancelling_a_finished_run_says_why_and_changes_nothing(signed_in: Client, pending_run):
     JobHistory.objects.filter(pk=pending_run.pk).update(status=RunStatus.SUCCESS)
-    response = signed_in.post(reverse("run_cancel", args=[pending_run.pk]))
+    asked = signed_in.post(reverse("run_cancel", args=[pending_run.pk]))
+    assert "This run has already finished" in asked.text and "confirm-cancel" not in asked.text
+    response = signed_in.post(reverse("run_cancel", args=[pending_run.pk]), {"confirm": "1"})
     assert [str(m) for m in get_messages(response.wsgi_request)] == [
         "This run has already finished: only a pending or running run can be cancelled."
     ]
@@ -214,6 +227,7 @@ def test_cancel_is_post_only_and_needs_the_csrf_token(alice, pending_run):
     strict.force_login(alice)
     assert strict.get(url).status_code == 405
     assert strict.post(url).status_code == 403
+    assert strict.post(url, {"confirm": "1"}).status_code == 403
     assert JobHistory.objects.get().status == RunStatus.PENDING
 
 

@@ -167,10 +167,11 @@ def test_run_now_needs_run_job(viewer: Client, operator: Client) -> None:
 
 def test_cancelling_a_run_needs_run_job(viewer: Client, operator: Client) -> None:
     run = make_run(make_job(), status=RunStatus.PENDING)
-    assert viewer.post(f"/runs/{run.pk}/cancel/").status_code == 403
+    assert viewer.post(f"/runs/{run.pk}/cancel/", {"confirm": "1"}).status_code == 403
+    assert viewer.post(f"/runs/{run.pk}/cancel/").status_code == 403  # not even the asking
     run.refresh_from_db()
     assert run.status == RunStatus.PENDING
-    assert operator.post(f"/runs/{run.pk}/cancel/").status_code == 302
+    assert operator.post(f"/runs/{run.pk}/cancel/", {"confirm": "1"}).status_code == 302
     run.refresh_from_db()
     assert run.status == RunStatus.CANCELLED and run.cancelled_by == "operator"
 

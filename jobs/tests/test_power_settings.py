@@ -165,7 +165,7 @@ def test_a_cron_job_is_created_through_the_form(signed_in: Client, settings):
     assert "At 02:30 every day, Europe/Berlin" in page
     assert 'id="job-overlap">Skip the new occurrence (forbid overlap)<' in page
     assert "600 seconds" in page
-    assert "failure rate 1.0, default to default s" in page
+    assert "every run fails, each takes 0 to 5 s (default)" in page
 
 
 @pytest.mark.django_db

@@ -297,9 +297,15 @@ def test_enabling_a_once_job_whose_time_passed_says_why_and_changes_nothing(
             interval_unit="",
         )
     Job.objects.filter(pk=job.pk).update(is_active=False, next_run_at=None)
+    job.refresh_from_db()
     response = signed_in.post(f"/jobs/{job.pk}/toggle/", {"active": "1"}, follow=True)
     assert response.status_code == 200
-    assert "This time has already passed" in response.text
+    # It names the job and says what to do.
+    assert (
+        f"“{job.name}” was not enabled: it was to run {job.schedule_text}, and that time "
+        "has passed. To run it again, edit it and change its time to a future one, or use "
+        "Run now."
+    ) in response.text.replace("&ldquo;", "“").replace("&rdquo;", "”")
     job.refresh_from_db()
     assert not job.is_active
 

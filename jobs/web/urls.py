@@ -29,6 +29,7 @@ urlpatterns = [
     path("history/", views.history, name="history"),
     path("runs/<uuid:run_id>/", views.run_detail, name="run_detail"),
     path("runs/<uuid:run_id>/cancel/", views.run_cancel, name="run_cancel"),
+    path("runs/<uuid:run_id>/again/", views.run_again, name="run_again"),
     path("scheduler/", pause.scheduler, name="scheduler"),
     path("scheduler/pause/", pause.scheduler_pause, name="scheduler_pause"),
     path("scheduler/resume/", pause.scheduler_resume, name="scheduler_resume"),

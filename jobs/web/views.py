@@ -40,7 +40,7 @@ from jobs.access import (
     may_use_shell,
     needs_shell_permission,
 )
-from jobs.models import NAME_MAX_LENGTH, Job, JobChange, JobHistory
+from jobs.models import NAME_MAX_LENGTH, Job, JobChange, JobHistory, RunStatus, ScheduleType
 from jobs.models.chains import CHAIN_FIELDS, chain_links
 from jobs.web import chains as chain_fields
 from jobs.web import changes as job_changes
@@ -237,7 +237,9 @@ def job_delete(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
         job.delete()
         messages.success(request, _("Job “%(name)s” deleted.") % {"name": name})
         return redirect("job_list")
-    return render(request, "jobs/job_confirm_delete.html", {"section": "jobs", "job": job})
+    # Counted on the index of a job's runs; the page says how much history goes with it.
+    context = {"section": "jobs", "job": job, "run_count": job.runs.count()}
+    return render(request, "jobs/job_confirm_delete.html", context)
 
 
 @require_POST
@@ -272,6 +274,21 @@ def job_run(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     return redirect(_next_url(request, reverse("job_detail", args=[job.pk])))
 
 
+def _not_enabled_message(job: Job, refusal: ValidationError) -> str:
+    """Why `job` was not enabled, naming it, and what to do about it."""
+    if job.schedule_type == ScheduleType.ONCE and "scheduled_at" in refusal.message_dict:
+        # A one-off job whose time has passed (it ran, or was missed) stays done.
+        return _(
+            "“%(name)s” was not enabled: it was to run %(schedule)s, and that time has "
+            "passed. To run it again, edit it and change its time to a future one, or "
+            "use Run now."
+        ) % {"name": job.name, "schedule": job.schedule_text}
+    return _("“%(name)s” was not enabled: %(why)s") % {
+        "name": job.name,
+        "why": " ".join(refusal.messages),
+    }
+
+
 @require_POST
 @needs(CHANGE_JOB)
 def job_toggle(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
@@ -282,8 +299,7 @@ def job_toggle(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     try:
         job.set_active(active)
     except ValidationError as exc:
-        # A one-off job whose time has passed cannot be enabled again: say why.
-        messages.error(request, " ".join(exc.messages))
+        messages.error(request, _not_enabled_message(job, exc))
     else:
         text = _("“%(name)s” enabled.") if active else _("“%(name)s” disabled.")
         messages.success(request, text % {"name": job.name})
@@ -401,15 +417,100 @@ def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     # The runs it started (index jobs_run_caused_by); at most a few per chained job. Left
     # lazy: only the whole page reads it, not the live part polled while the run runs.
     chained = run.chained_runs.select_related("job").defer("log").order_by("created_at")
-    context = {"section": "history", "run": run, "chained": chained}
+    context = {
+        "section": "history",
+        "run": run,
+        "chained": chained,
+        "next_attempt": _next_attempt(run),
+    }
     return _fragment_or_page(request, "jobs/_run_live.html", "jobs/run_detail.html", context)
+
+
+def _next_attempt(run: JobHistory) -> JobHistory | None:
+    """The attempt after a failed run (an automatic or an operator's retry), if any: its
+    page links to it and offers "Retry" only without one (engine.retry_run's rule). One
+    look-up in the unique (job, scheduled_for, attempt) index, for failed runs only."""
+    if run.status != RunStatus.FAILED:
+        return None
+    later = JobHistory.objects.filter(
+        job_id=run.job_id, scheduled_for=run.scheduled_for, attempt__gt=run.attempt
+    )
+    return later.only("pk", "attempt", "status").order_by("attempt").first()
+
+
+# What the run page's buttons post as `how`: the button says which, so a stale page does
+# not do what its button did not say.
+RETRY = "retry"  # the next attempt of a failed run (engine.retry_run, as the admin's)
+AGAIN = "again"  # a new run of the job, now, with this run's arguments (engine.run_now)
+
+
+@require_POST
+@needs(RUN_JOB)
+def run_again(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+    """Retry a failed run, or run a finished run's job again with the same arguments;
+    then show the new run. Needs run_job, as "run now"."""
+    run = get_object_or_404(JobHistory.objects.select_related("job"), pk=run_id)
+    here = reverse("run_detail", args=[run.pk])
+    how = request.POST.get("how", "")
+    if how not in (RETRY, AGAIN):
+        return HttpResponse(_("Say how: retry or again."), status=400)
+    if run.can_be_cancelled:
+        messages.error(request, _("This run has not finished yet."))
+        return redirect(here)
+    if how == RETRY:
+        try:
+            new_run = engine.retry_run(run)
+        except engine.RetryRefused as refusal:
+            messages.error(request, str(refusal))
+            return redirect(here)
+        messages.success(
+            request,
+            _("“%(name)s” will be retried in a moment (attempt %(attempt)d).")
+            % {"name": run.job.name, "attempt": new_run.attempt},
+        )
+        return redirect("run_detail", run_id=new_run.pk)
+    job = run.job
+    arguments = run.arguments
+    if arguments is not None and arguments != job.arguments:
+        # Other arguments than the job's own: the rules of "run now" with arguments.
+        if needs_shell_permission(job) and not may_use_shell(request.user):
+            messages.error(
+                request,
+                _(
+                    "This run had other arguments than the job has now; only users allowed "
+                    "to run shell commands may run it with them. Use Run now on the job's "
+                    "page to run it with its own."
+                ),
+            )
+            return redirect(here)
+        try:
+            arguments = job.run_arguments(arguments)
+        except ValidationError as error:
+            messages.error(
+                request,
+                _("This run's arguments no longer fit the job, nothing was run: %(why)s")
+                % {"why": " ".join(error.messages)},
+            )
+            return redirect(here)
+    new_run = engine.run_now(job, arguments=arguments)
+    messages.success(request, _("“%(name)s” will run in a moment.") % {"name": job.name})
+    return redirect("run_detail", run_id=new_run.pk)
 
 
 @require_POST
 @needs(RUN_JOB)
 def run_cancel(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
-    """Cancel a pending or running run; a running one stops within a second or two."""
+    """Cancel a pending or running run; a running one stops within a second or two.
+
+    Asked first: a POST without `confirm` (the Cancel buttons of the run page and of the
+    lists) answers the page that asks, whose form posts `confirm` (and `next`, where to
+    go back to). It works without JavaScript; only the confirming POST changes anything.
+    """
     run = get_object_or_404(JobHistory.objects.select_related("job"), pk=run_id)
+    if not request.POST.get("confirm"):
+        back = _next_url(request, reverse("run_detail", args=[run.pk]))
+        context = {"section": "history", "run": run, "next": back}
+        return render(request, "jobs/run_confirm_cancel.html", context)
     try:
         engine.cancel_run(run, by=request.user.get_username())
     except engine.CancelRefused as refusal:

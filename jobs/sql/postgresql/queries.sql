@@ -376,9 +376,10 @@ SELECT paused_at IS NOT NULL AND (paused_until IS NULL OR paused_until > %s)
    FOR SHARE
 
 -- name: cancel_run
--- params: by, now, note, key
+-- A run with no output yet gets its command line before the note (first_lines).
+-- params: by, now, first_lines, note, key
 UPDATE {run_table} SET status = {cancelled}, cancelled_by = %s, finished_at = %s,
-       log = log || %s
+       log = CASE WHEN log = '' THEN %s ELSE log || %s END
  WHERE id = %s AND status IN ({pending}, {running})
 RETURNING job_id, started_at, scheduled_for
 

@@ -1,0 +1,22 @@
+"""The first line of a run's log: what the run runs, as the executor of its kind says it.
+
+The executors write it before anything else, and a run cancelled before it wrote any
+output gets it too (jobs.engine.actions.cancel_run), so every run's log says what ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+# The executor kinds whose line differs from "$ <command>" (jobs.models.ExecutorKind).
+_PREFIXES = {"python": "python task ", "command": "manage.py "}
+
+
+def command_line(kind: str, command: str, arguments: Mapping[str, Any] | None = None) -> str:
+    """ "$ python task app.report", "$ manage.py clearsessions", "$ POST https://...",
+    "$ <shell command or simulated command>" (no newline)."""
+    if kind == "http":
+        method = str((arguments or {}).get("method") or "GET").upper()
+        return f"$ {method} {command}"
+    return f"$ {_PREFIXES.get(kind, '')}{command}"
