@@ -432,16 +432,19 @@ def test_the_screens_fit_a_375_pixel_phone(browser, live_server, user) -> None: 
         # card's buttons are on screen without scrolling sideways.
         page = tab.page
         page.goto("/jobs/")
-        line = page.evaluate(
-            "parseFloat(getComputedStyle(document.querySelector('#jobs [data-job-link]')).lineHeight)"
+        line = page.locator("#jobs [data-job-link]").first.evaluate(
+            "name => parseFloat(getComputedStyle(name).lineHeight)"
         )
         for name in page.locator("#jobs [data-job-link]").all():
             box = _box(name)
             assert box["height"] <= 3 * line, f"{name.inner_text()!r} is {box['height']} px tall"
         first = page.locator("#jobs tbody tr").first
-        for button in (first.get_by_role("button", name="Run now"), first.get_by_role("link", name="Edit")):
+        for button in (
+            first.get_by_role("button", name="Run now"),
+            first.get_by_role("link", name="Edit"),
+        ):
             box = _box(button)
-            assert 0 <= box["x"] and box["x"] + box["width"] <= 375, f"{button} is at {box}"
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 375, f"{button} is at {box}"
 
         # The history of 50 runs: two or three short lines a run.
         page.goto("/history/")
@@ -459,7 +462,7 @@ def test_the_screens_fit_a_375_pixel_phone(browser, live_server, user) -> None: 
         for label in shown:
             assert _box(label)["height"] >= LABEL_MIN_PX, f"{label.inner_text()!r} is too small"
         page.set_viewport_size({"width": 1280, "height": 900})
-        card = _box(page.locator(".chart-frame").locator("xpath=ancestor::div[contains(@class, 'card-body')]"))
+        card = _box(page.locator(".card-body", has=page.locator(".chart-frame")))
         plot = _box(page.locator(".chart-frame"))
         assert plot["width"] >= 0.95 * (card["width"] - 32), f"the plot is {plot} in {card}"
         assert not tab.foreign_requests()

@@ -141,7 +141,9 @@ def job_bulk(request: HttpRequest) -> HttpResponse:
             _("Not changed, you may not do this: %(names)s.") % {"names": _names(outcome.refused)},
         )
     for name, why in outcome.failed[:NAMES_SHOWN]:
-        messages.error(request, _("“%(name)s” was not changed: %(why)s") % {"name": name, "why": why})
+        messages.error(
+            request, _("“%(name)s” was not changed: %(why)s") % {"name": name, "why": why}
+        )
     if len(outcome.failed) > NAMES_SHOWN:
         left = len(outcome.failed) - NAMES_SHOWN
         messages.error(request, _("%(count)d more jobs were not changed.") % {"count": left})
