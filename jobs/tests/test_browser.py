@@ -402,12 +402,28 @@ def test_switching_to_japanese(visit: Visit) -> None:
     expect(page.get_by_role("link", name="新しいジョブ")).to_be_visible()
 
 
+# Each is a bound measured at 375 px, well below what the page was before its phone layout
+# (history with 50 runs: 7,666 px; the chart's labels: about 4 px tall).
+HISTORY_OF_50_AT_375_MAX_PX = 4500
+LABEL_MIN_PX = 10
+
+
+def _box(locator) -> dict:  # type: ignore[no-untyped-def]
+    box = locator.bounding_box()
+    assert box is not None, f"{locator} is not drawn"
+    return box
+
+
 def test_the_screens_fit_a_375_pixel_phone(browser, live_server, user) -> None:  # type: ignore[no-untyped-def]
     tab = Visit(browser, live_server.url)
     try:
         tab.page.set_viewport_size({"width": 375, "height": 740})
         tab.log_in()
-        make_job(name="a job with a rather long name that has to wrap somewhere")
+        long_named = make_job(name="a job with a rather long name that has to wrap somewhere")
+        unbroken = make_job(name="nightly-backup-of-the-reports-database")
+        short = make_job(name="mailer")
+        for index in range(50):
+            make_run((long_named, unbroken, short)[index % 3], ago=timedelta(minutes=index + 1))
         for url in ("/", "/jobs/", "/jobs/new/", "/upcoming/", "/history/"):
             tab.page.goto(url)
             width = tab.page.evaluate("document.documentElement.scrollWidth")
@@ -416,6 +432,44 @@ def test_the_screens_fit_a_375_pixel_phone(browser, live_server, user) -> None: 
         expect(menu).to_be_hidden()
         tab.page.get_by_role("button", name="Show the menu").click()
         expect(menu).to_be_visible()
+
+        # The job list: names wrap between words, never a letter a line, and the first
+        # card's buttons are on screen without scrolling sideways.
+        page = tab.page
+        page.goto("/jobs/")
+        line = page.locator("#jobs [data-job-link]").first.evaluate(
+            "name => parseFloat(getComputedStyle(name).lineHeight)"
+        )
+        for name in page.locator("#jobs [data-job-link]").all():
+            box = _box(name)
+            assert box["height"] <= 3 * line, f"{name.inner_text()!r} is {box['height']} px tall"
+        first = page.locator("#jobs tbody tr").first
+        for button in (
+            first.get_by_role("button", name="Run now"),
+            first.get_by_role("link", name="Edit"),
+        ):
+            box = _box(button)
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 375, f"{button} is at {box}"
+
+        # The history of 50 runs: two or three short lines a run.
+        page.goto("/history/")
+        expect(page.locator("#runs tbody tr")).to_have_count(50)
+        height = page.evaluate("document.documentElement.scrollHeight")
+        assert height <= HISTORY_OF_50_AT_375_MAX_PX, f"the history is {height} px tall"
+
+        # The chart's labels keep a readable size on a phone, and the plot fills its card
+        # on a wide screen.
+        page.goto("/")
+        labels = page.locator(".chart-label")
+        expect(labels.first).to_be_visible()
+        shown = [label for label in labels.all() if label.is_visible()]
+        assert len(shown) >= 3, "the chart has no scale or no hours"
+        for label in shown:
+            assert _box(label)["height"] >= LABEL_MIN_PX, f"{label.inner_text()!r} is too small"
+        page.set_viewport_size({"width": 1280, "height": 900})
+        card = _box(page.locator(".card-body", has=page.locator(".chart-frame")))
+        plot = _box(page.locator(".chart-frame"))
+        assert plot["width"] >= 0.95 * (card["width"] - 32), f"the plot is {plot} in {card}"
         assert not tab.foreign_requests()
     finally:
         tab.close()

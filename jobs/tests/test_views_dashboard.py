@@ -155,3 +155,24 @@ def test_a_new_hour_counts_only_the_hour_that_just_ended(
         hours = dashboard.hourly_counts(HALF_PAST_NOON + timedelta(hours=1))
     assert hours[-1].start == datetime(2026, 11, 30, 13, tzinfo=UTC)
     cache.clear()
+
+
+@pytest.mark.django_db
+def test_an_empty_chart_says_so_and_draws_no_scale(signed_in: Client) -> None:
+    response = signed_in.get("/")
+    assert response.context["chart"].empty
+    assert "No runs in this period" in response.text
+    assert "chart-label" not in response.text and "runs-chart" not in response.text
+
+
+@pytest.mark.django_db
+@time_machine.travel(HALF_PAST_NOON, tick=False)
+def test_a_chart_of_one_run_has_a_scale_of_0_and_1_and_bars_in_percent(signed_in: Client) -> None:
+    make_run(make_job(), ago=timedelta(minutes=1))
+    response = signed_in.get("/")
+    chart = response.context["chart"]
+    assert [line.value for line in chart.grid] == [0, 1]
+    # Percentages of the plot's width: the bars span it whatever the card's width.
+    assert chart.bars[0].x > 0 and chart.bars[-1].x + chart.bars[-1].width < 100
+    assert chart.bars[-1].x + chart.bars[-1].width > 99
+    assert "viewBox" not in response.text.split('class="chart-frame"')[1].split("</figure>")[0]

@@ -11,7 +11,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from jobs.models import JOB_NAME_LOOKUP_LIMIT, RunStatus
+from jobs.models import JOB_NAME_LOOKUP_LIMIT, JobHistory, RunStatus
 from jobs.tests.factories import make_job, make_run
 from jobs.web.pagination import Cursor
 
@@ -171,3 +171,48 @@ def test_only_the_first_page_follows_new_runs(signed_in: Client) -> None:
     assert 'hx-get="/history/"' in first.text
     second = signed_in.get(f"/history/?before={first.context['runs'].older}")
     assert "hx-get" not in second.text.split('id="history-table"')[1][:200]
+
+
+# --- what an empty page says, the filter errors, the run's times ------------------------
+
+
+@pytest.mark.django_db
+def test_a_filter_matching_nothing_says_so_with_a_link_to_clear_it(signed_in: Client) -> None:
+    make_run(make_job(name="mailer"))
+    response = signed_in.get("/history/?job_name=nothing-like-it")
+    assert "No run matches these filters." in response.text
+    assert '<a href="/history/" id="clear-filters">Clear the filters</a>' in response.text
+    assert "No runs yet." not in response.text
+    # Without a filter and without runs: "No runs yet."
+    JobHistory.objects.all().delete()
+    empty = signed_in.get("/history/").text
+    assert "No runs yet." in empty and "Clear the filters" not in empty
+
+
+@pytest.mark.django_db
+def test_a_reversed_date_range_is_reported_below_the_filter_row(signed_in: Client) -> None:
+    text = signed_in.get("/history/?date_from=2026-11-30&date_to=2026-11-01").text
+    form = text.split('id="history-filters"')[1].split("</form>")[0]
+    errors = form.split('id="history-filter-errors"')[1]
+    assert "To: The end date is before the start date." in errors
+    # After the row's fields and buttons, not inside the date's column.
+    assert form.index('id="history-filter-errors"') > form.index(">Filter</button>")
+    assert "invalid-feedback" not in form
+    assert 'aria-describedby="history-filter-errors"' in form
+
+
+@pytest.mark.django_db
+def test_each_run_shows_when_it_was_scheduled_and_when_it_started(signed_in: Client) -> None:
+    job = make_job(name="late")
+    scheduled = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+    run = make_run(job, at=scheduled)
+    JobHistory.objects.filter(pk=run.pk).update(started_at=scheduled + timedelta(minutes=7))
+    waiting = make_run(job, status=RunStatus.PENDING, at=scheduled + timedelta(hours=1))
+    text = signed_in.get("/history/").text
+    assert '<th scope="col">Scheduled for</th>' in text and '<th scope="col">Started</th>' in text
+    row = text.split(f'id="run-{run.pk}"')[1].split("</tr>")[0]
+    assert 'data-cell="scheduled"' in row and "2026-11-30 09:00" in row
+    started = row.split('data-cell="started"')[1].split("</td>")[0]
+    assert "2026-11-30 09:07" in started
+    pending = text.split(f'id="run-{waiting.pk}"')[1].split("</tr>")[0]
+    assert "—" in pending.split('data-cell="started"')[1].split("</td>")[0]

@@ -36,11 +36,11 @@ CHART_STATUSES = (
     RunStatus.RUNNING,
     RunStatus.PENDING,
 )
-# Chart geometry, in SVG user units (the SVG scales to its container).
-CHART_WIDTH = 720
+# Chart geometry. The plot's SVG has no viewBox, so nothing in it is scaled: heights are
+# CSS pixels (its labels keep the stylesheet's font size on a phone), and horizontal
+# positions are percentages of its width, so the bars fill the card at any width. The
+# scale's numbers are a second, narrow SVG beside it (_chart.html).
 CHART_HEIGHT = 220
-CHART_LEFT = 44
-CHART_RIGHT = 8
 CHART_TOP = 10
 CHART_BOTTOM = 24
 CHART_LABEL_EVERY = 3  # hours between labels on the time axis
@@ -68,11 +68,13 @@ class Segment:
 @dataclass(frozen=True)
 class Bar:
     start: datetime
-    x: float
-    width: float
+    x: float  # percent of the plot's width
+    width: float  # percent of the plot's width
     total: int
     show_label: bool
     segments: list[Segment]
+    # A label a narrow screen leaves out (every other one): 8 would touch at 375 px.
+    minor_label: bool = False
 
     @property
     def label_x(self) -> float:
@@ -89,10 +91,7 @@ class GridLine:
 class Chart:
     bars: list[Bar]
     grid: list[GridLine]
-    width: int = CHART_WIDTH
     height: int = CHART_HEIGHT
-    left: int = CHART_LEFT
-    right_edge: int = CHART_WIDTH - CHART_RIGHT
     baseline: int = CHART_HEIGHT - CHART_BOTTOM
     legend: list[tuple[str, str]] = field(
         default_factory=lambda: [(s.value, s.label) for s in CHART_STATUSES]
@@ -101,6 +100,11 @@ class Chart:
     @property
     def label_y(self) -> int:
         return self.height - 6
+
+    @property
+    def empty(self) -> bool:
+        """No run at all in the period: the template says so and draws no scale."""
+        return not any(bar.total for bar in self.bars)
 
 
 @dataclass(frozen=True)
@@ -213,7 +217,7 @@ def chart(hours: list[HourCounts]) -> Chart:
     """Stacked bars of runs per hour by status, laid out for the SVG template."""
     top = nice_ceiling(max((hour.total for hour in hours), default=0))
     plot_height = CHART_HEIGHT - CHART_TOP - CHART_BOTTOM
-    slot = (CHART_WIDTH - CHART_LEFT - CHART_RIGHT) / max(len(hours), 1)
+    slot = 100 / max(len(hours), 1)
     baseline = CHART_HEIGHT - CHART_BOTTOM
     labels = {s.value: s.label for s in RunStatus}
     bars = []
@@ -238,17 +242,20 @@ def chart(hours: list[HourCounts]) -> Chart:
         bars.append(
             Bar(
                 start=hour.start,
-                x=round(CHART_LEFT + index * slot + slot * 0.1, 2),
-                width=round(slot * 0.8, 2),
+                x=round(index * slot + slot * 0.1, 3),
+                width=round(slot * 0.8, 3),
                 total=hour.total,
                 # Label the newest hour and every third one before it.
                 show_label=(len(hours) - 1 - index) % CHART_LABEL_EVERY == 0,
                 segments=segments,
+                minor_label=(len(hours) - 1 - index) % (2 * CHART_LABEL_EVERY) != 0,
             )
         )
+    # A scale topped by 1 has no whole middle line: 0 and 1 only (never "1 / 0 / 0").
+    fractions = (0, 1) if top == 1 else (0, 0.5, 1)
     grid = [
-        GridLine(y=round(baseline - plot_height * fraction, 2), value=round(top * fraction))
-        for fraction in (0, 0.5, 1)
+        GridLine(y=round(baseline - plot_height * fraction, 2), value=int(top * fraction))
+        for fraction in fractions
     ]
     return Chart(bars=bars, grid=grid)
 

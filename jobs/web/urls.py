@@ -4,13 +4,14 @@ audit trail's actor do not depend on the project's middleware."""
 
 from django.urls import path
 
-from jobs.web import pause, views
+from jobs.web import bulk, pause, views
 from jobs.web.screens import screens
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("jobs/", views.job_list, name="job_list"),
     path("jobs/new/", views.job_create, name="job_create"),
+    path("jobs/bulk/", bulk.job_bulk, name="job_bulk"),
     path("jobs/schedule-preview/", views.schedule_preview, name="schedule_preview"),
     path("jobs/choices/", views.job_choices, name="job_choices"),
     path("jobs/task-arguments/", views.task_arguments, name="task_arguments"),

@@ -45,6 +45,7 @@ from jobs.models.chains import CHAIN_FIELDS, chain_links
 from jobs.web import chains as chain_fields
 from jobs.web import changes as job_changes
 from jobs.web import dashboard as dashboard_data
+from jobs.web import listing
 from jobs.web.forms import (
     SHOW_TASK,
     HistoryFilterForm,
@@ -107,7 +108,8 @@ def job_list(request: HttpRequest) -> HttpResponse:
     filters = JobFilterForm(request.GET)
     filters.is_valid()  # an invalid filter is shown with its error and left out
     wanted = filters.cleaned_data
-    jobs = Job.objects.with_running().order_by("name", "id")
+    sort = listing.read_sort(request.GET.get(listing.SORT_PARAMETER))
+    jobs = listing.sorted_jobs(Job.objects.with_running(), sort)
     if wanted.get("q"):
         jobs = jobs.search(wanted["q"])
     if wanted.get("state"):
@@ -117,7 +119,14 @@ def job_list(request: HttpRequest) -> HttpResponse:
     if wanted.get("queue"):
         jobs = jobs.filter(queue=wanted["queue"])
     page = Paginator(jobs, JOBS_PER_PAGE).get_page(request.GET.get("page"))
-    context = {"section": "jobs", "filters": filters, "page": page}
+    context = {
+        "section": "jobs",
+        "filters": filters,
+        "page": page,
+        # Only a valid order is kept in the links and the filter form.
+        "sort": sort.value if request.GET.get(listing.SORT_PARAMETER) == sort.value else "",
+        "sort_links": listing.sort_links(sort),
+    }
     return _fragment_or_page(request, "jobs/_job_table.html", "jobs/job_list.html", context)
 
 
@@ -399,6 +408,9 @@ def history(request: HttpRequest) -> HttpResponse:
         "filters": filters,
         "selected_job": selected_job,
         "runs": run_page(runs, before=before, after=after),
+        # Any filter given, valid or not: an empty page then says the filters match
+        # nothing, with a way to clear them, rather than "No runs yet."
+        "filtered": any(request.GET.get(name) for name in filters.fields),
         # Only the first page follows new runs as they come.
         "live": before is None and after is None,
     }
