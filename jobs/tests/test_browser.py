@@ -160,6 +160,16 @@ def test_a_user_creates_runs_edits_disables_and_deletes_jobs(visit: Visit, sched
     # The browser told the server its zone on the first page; times are shown in it.
     expect(page.locator("#time-zone")).to_contain_text(BROWSER_ZONE)
 
+    # A first visit, without the zone cookie: the page comes in the site's zone, and the
+    # header names the browser's as soon as the first refresh brings times in it, with
+    # no reload.
+    visit.context.clear_cookies(name="tz")
+    first = page.goto("/")
+    assert first is not None and "Time zone: UTC" in first.text()
+    page.evaluate("window.firstVisit = true")
+    expect(page.locator("#time-zone")).to_have_text(f"Time zone: {BROWSER_ZONE} (JST)")
+    assert page.evaluate("window.firstVisit") is True, "the page was reloaded"
+
     # An interval job through the form.
     page.get_by_role("link", name="Jobs", exact=True).click()
     page.get_by_role("link", name="New job").click()
