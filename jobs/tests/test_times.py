@@ -120,3 +120,15 @@ def test_the_admin_writes_times_as_the_screens_do_in_the_viewers_zone(signed_in:
         f"/admin/jobs/job/{job.pk}/change/", headers={"Accept-Language": "ja"}
     ).text
     assert "2026/12/01 09:02:07 JST" in japanese
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_the_quick_way_writes_what_djangos_date_format_writes(language: str) -> None:
+    from django.utils import dateformat
+
+    with timezone.override(TOKYO), translation.override(language):
+        expected = dateformat.format(timezone.localtime(MOMENT), times.moment_format())
+        assert times.moment_text(MOMENT) == expected
+    # A format with a letter strftime writes otherwise goes the slow way.
+    assert times._strftime_of("j M Y, H:i") is None
+    assert times._strftime_of("Y年m月d日") is None
