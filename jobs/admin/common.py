@@ -9,6 +9,7 @@ from datetime import MAXYEAR, MINYEAR, datetime, timedelta
 from functools import cached_property
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.options import IncorrectLookupParameters
@@ -187,6 +188,12 @@ class AdminScreensMixin:
     """The admin pages of the app's models show times in the browser's zone and record
     what they change as the user's, through the admin (jobs.web.screens.admin_screen),
     without the project's adding TimezoneMiddleware or ActorMiddleware."""
+
+    @property
+    def media(self) -> forms.Media:
+        # app.js tells the server the browser's zone (the `tz` cookie), so that an admin
+        # visited before any dashboard page shows times in it from the next page on.
+        return super().media + forms.Media(js=["jobs/app.js"])  # type: ignore[misc]
 
     def get_urls(self) -> list[URLPattern | URLResolver]:
         patterns = super().get_urls()  # type: ignore[misc]

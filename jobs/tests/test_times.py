@@ -132,3 +132,12 @@ def test_the_quick_way_writes_what_djangos_date_format_writes(language: str) -> 
     # A format with a letter strftime writes otherwise goes the slow way.
     assert times._strftime_of("j M Y, H:i") is None
     assert times._strftime_of("Y年m月d日") is None
+
+
+@pytest.mark.django_db
+def test_the_admins_pages_of_jobs_and_runs_tell_the_server_the_browsers_zone(
+    signed_in: Client,
+) -> None:
+    for url in ("/admin/jobs/job/", "/admin/jobs/jobhistory/", "/admin/jobs/job/add/"):
+        assert "/static/jobs/app.js" in signed_in.get(url).text, url
+    assert "/static/jobs/job_form.js" in signed_in.get("/admin/jobs/job/add/").text
