@@ -259,6 +259,8 @@ except (zoneinfo.ZoneInfoNotFoundError, ValueError):
 USE_I18N = True
 # Stored times are aware UTC; they are shown in the user's zone at the edge.
 USE_TZ = True
+# One way of writing a moment per language, the screens' (jobs/formats), in the admin too.
+FORMAT_MODULE_PATH = ["jobs.formats"]
 
 
 # --- Static files -----------------------------------------------------------------------

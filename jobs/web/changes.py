@@ -17,6 +17,7 @@ from django.utils.translation import gettext
 from jobs.masking import SECRET_CHANGED, WRITE_ONLY_JOB_FIELDS, masked, may_see_secrets
 from jobs.models import Job, JobChange
 from jobs.models.changes import job_values, version
+from jobs.web import times
 
 CHANGES_PER_PAGE = 20
 # Pages further back are an OFFSET read; older records are in the admin, searchable.
@@ -48,7 +49,7 @@ def shown(field: models.Field | None, value: Any) -> str:
         when = parse_datetime(value)
         if when is not None:
             if timezone.is_aware(when):
-                when = timezone.localtime(when)
+                return times.moment_text(when)
             return when.strftime("%Y-%m-%d %H:%M:%S")
     return str(value)
 

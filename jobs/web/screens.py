@@ -9,7 +9,8 @@ with a full-page redirect, see below) before it reads anything. Each also:
 - checks the CSRF token of a POST even without CsrfViewMiddleware (csrf_protect does
   nothing more when the middleware has already checked it);
 - shows times in the browser's zone when it sent one (the `tz` cookie app.js writes),
-  else in whatever zone the project activated (its TIME_ZONE by default);
+  else in whatever zone the project activated (its TIME_ZONE by default), and names
+  that zone to htmx (X-Time-Zone), for the header's label;
 - records what it changes in the audit trail as the user's, through the dashboard;
 - gives the view `request.htmx` when django-htmx's HtmxMiddleware has not.
 
@@ -38,9 +39,13 @@ from django_htmx.middleware import HtmxDetails
 
 from jobs.models import Channel
 from jobs.models.changes import acting
+from jobs.web import times
 from jobs.web.middleware import request_has_nul, zone_from_request
 
 ViewFunction = Callable[..., HttpResponse]
+
+# The response header naming the zone of an htmx answer's times (jobs/static/jobs/app.js).
+ZONE_HEADER = "X-Time-Zone"
 
 
 def login_page_redirect(request: HttpRequest) -> HttpResponse:
@@ -99,7 +104,11 @@ def screen(view: ViewFunction) -> ViewFunction:
         if not public and not request.user.is_authenticated:
             return login_page_redirect(request)
         with browser_zone(request), acting(request.user, Channel.DASHBOARD):
-            return rendered(checked(request, *args, **kwargs))
+            response = rendered(checked(request, *args, **kwargs))
+            if request.htmx:  # type: ignore[attr-defined]
+                # The zone of this fragment's times, for the header's label (app.js).
+                response.headers[ZONE_HEADER] = times.zone_label()
+            return response
 
     return wrapped
 

@@ -4,7 +4,7 @@ audit trail's actor do not depend on the project's middleware."""
 
 from django.urls import path
 
-from jobs.web import bulk, pause, views
+from jobs.web import bulk, pause, tokens, views
 from jobs.web.screens import screens
 
 urlpatterns = [
@@ -34,6 +34,7 @@ urlpatterns = [
     path("scheduler/", pause.scheduler, name="scheduler"),
     path("scheduler/pause/", pause.scheduler_pause, name="scheduler_pause"),
     path("scheduler/resume/", pause.scheduler_resume, name="scheduler_resume"),
+    path("api-token/", tokens.api_token, name="api_token"),
     path("healthz", views.healthz, name="healthz"),
 ]
 

@@ -9,6 +9,7 @@ from django.utils.functional import lazy
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from jobs import registry, schedules
 from jobs.models import SCHEDULE_TYPE_FIELDS
@@ -29,11 +30,17 @@ def time_zone_choices() -> list[tuple[str, str]]:
 
 
 class TimeZoneSelect(forms.Select):
-    """The time zone as a list of IANA names (600 of them, so not a radio list).
+    """The time zone as a list of IANA names (600 of them, so not a radio list), with a
+    text box above that narrows the options to those holding what is typed
+    (jobs/static/jobs/zone_picker.js; hidden without JavaScript, never posted: the
+    select's value is, and the model checks it).
 
     The options are written out here rather than through Django's template per option:
     600 template renders took 200 ms, most of a job form's time (the admin's too).
     """
+
+    class Media:
+        js = ("jobs/zone_picker.js",)
 
     def __init__(self, attrs: dict | None = None) -> None:
         super().__init__(attrs=attrs)
@@ -57,7 +64,23 @@ class TimeZoneSelect(forms.Select):
                 for choice, label in self.choices
             ),
         )
-        return format_html("<select{}>{}</select>", flatatt(final_attrs), options)
+        select = format_html("<select{}>{}</select>", flatatt(final_attrs), options)
+        select_id = final_attrs.get("id")
+        if not select_id:
+            return select
+        box = format_html(
+            '<input type="search" class="{}" data-zone-filter="{}" aria-controls="{}" '
+            'aria-label="{}" placeholder="{}" autocomplete="off" spellcheck="false" hidden>',
+            # The admin's widgets take no Bootstrap class; the dashboard's do.
+            "form-control form-control-sm mb-1"
+            if "form-select" in str(final_attrs.get("class", ""))
+            else "vTextField",
+            select_id,
+            select_id,
+            _("Filter the time zones"),
+            _("Type to filter: Tokyo, New York…"),
+        )
+        return format_html("{}{}", box, select)
 
 
 def mark_schedule_switch(fields: dict[str, forms.Field]) -> None:

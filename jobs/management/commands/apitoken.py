@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rest_framework.authtoken.models import Token
 
 from jobs.access import CHANGE_JOB, VIEW_JOB
+from jobs.web.tokens import replace_token
 
 
 class Command(BaseCommand):
@@ -29,8 +30,9 @@ class Command(BaseCommand):
         except User.DoesNotExist:
             raise CommandError(f"no user named {options['username']!r}") from None
         if options["reset"]:
-            Token.objects.filter(user=user).delete()
-        token, _ = Token.objects.get_or_create(user=user)
+            token = replace_token(user)  # as the dashboard's API token page does
+        else:
+            token, _ = Token.objects.get_or_create(user=user)
         if not user.has_perm(VIEW_JOB):
             self.stderr.write(
                 f"note: {user} has no permission on jobs, so this token is refused everywhere; "

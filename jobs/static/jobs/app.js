@@ -2,7 +2,8 @@
 "use strict";
 
 // Tell the server the browser's time zone, so that it shows dates and times in it
-// (jobs.middleware.TimezoneMiddleware validates the name). From the next request on.
+// (jobs.web.middleware.zone_from_request validates the name). From the next request on:
+// the live parts' next refresh, whose zone the listener below then names in the header.
 (function rememberTimeZone() {
   let zone;
   try {
@@ -18,6 +19,24 @@
     document.cookie = "tz=" + zone + "; path=/; max-age=31536000; samesite=lax";
   }
 })();
+
+// Every answer of the screens to htmx names the zone its times are in (X-Time-Zone,
+// jobs.web.screens); elements marked data-zone-label (the header's "Time zone: …") are
+// brought to it, so that on a first visit the label follows the times without a reload.
+document.addEventListener("htmx:afterRequest", (event) => {
+  const xhr = event.detail && event.detail.xhr;
+  const label = xhr ? xhr.getResponseHeader("X-Time-Zone") : null;
+  if (!label || !event.detail.successful) {
+    return;
+  }
+  for (const element of document.querySelectorAll("[data-zone-label]")) {
+    const shown = element.getAttribute("data-zone-label");
+    if (shown !== label && element.textContent.includes(shown)) {
+      element.textContent = element.textContent.replace(shown, label);
+      element.setAttribute("data-zone-label", label);
+    }
+  }
+});
 
 // Controls marked data-autosubmit (the active switches, the language menu) submit their
 // form when changed. Delegated, so rows that htmx swaps in keep working.
