@@ -1,7 +1,8 @@
 """Settings for the scheduler site, read from the environment.
 
 Every variable is listed in README.md ("Configuration"). A bad value raises
-ImproperlyConfigured at start-up instead of being ignored.
+ImproperlyConfigured at start-up instead of being ignored. Variables not set in the
+environment are read from the checkout's `.env` (ENV_FILE), which scripts/start writes.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from jobs.api.schema import SCHEMA_SETTINGS as API_SCHEMA_SETTINGS
 from jobs.huey_serializer import JSONSerializer
 from jobs.signing import BadSecret
 from jobs.signing import parse_secret as parse_webhook_secret
+from scheduler_site import dotenv
 from scheduler_site.env import (
     env_bool,
     env_float,
@@ -32,6 +34,10 @@ from scheduler_site.env import (
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+# First: the generated key and the options kept in .env, for every variable the
+# environment does not set (scheduler_site/dotenv.py).
+dotenv.load(BASE_DIR / ".env")
+
 DEBUG = env_bool("DEBUG", False)
 
 MIN_SECRET_KEY_LENGTH = 50
@@ -39,7 +45,7 @@ SECRET_KEY = env_str("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
-            "SECRET_KEY must be set when DEBUG is off (scripts/start generates one for you)."
+            "SECRET_KEY must be set when DEBUG is off (scripts/start writes one to .env)."
         )
     # Only for a laptop with DEBUG on; never used in production because of the check above.
     SECRET_KEY = "insecure-development-key-do-not-use-in-production"
@@ -105,6 +111,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so it sees every request: tells the development server's log which requests
+    # are the pages' own htmx refreshes, which it leaves out (scheduler_site/quiet_polls.py).
+    "scheduler_site.quiet_polls.MarkHtmxRequestsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # A NUL byte in the query, a form or a header is answered 400 before any view runs:
     # PostgreSQL refuses NUL in text, which would be a 500 wherever a value reaches SQL.
@@ -516,23 +525,53 @@ SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 
 # --- Logging ----------------------------------------------------------------------------
+_LOG_LEVELS = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
-if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+if LOG_LEVEL not in _LOG_LEVELS:
     raise ImproperlyConfigured(
         f"LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, got {LOG_LEVEL!r}"
+    )
+# The "run started" / "run finished" line of every run (jobs.runtime.worker) at INFO;
+# scripts/start sets WARNING, and runscheduler's summary line says what ran instead.
+RUN_LOG_LEVEL = env_str("RUN_LOG_LEVEL", LOG_LEVEL).upper()
+if RUN_LOG_LEVEL not in _LOG_LEVELS:
+    raise ImproperlyConfigured(
+        f"RUN_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, got {RUN_LOG_LEVEL!r}"
     )
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        # Django's own format for runserver's request lines.
+        "django.server": {
+            "()": "django.utils.log.ServerFormatter",
+            "format": "[{server_time}] {message}",
+            "style": "{",
+        },
+    },
+    "filters": {
+        "drop_htmx_polls": {"()": "scheduler_site.quiet_polls.DropHtmxPolls"},
     },
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": "plain"},
+        "django.server": {"class": "logging.StreamHandler", "formatter": "django.server"},
     },
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
         "jobs": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
+        "jobs.runtime.worker": {
+            "handlers": ["console"],
+            "level": RUN_LOG_LEVEL,
+            "propagate": False,
+        },
         "huey": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        # The development server's request log, without the pages' htmx refreshes.
+        "django.server": {
+            "handlers": ["django.server"],
+            "level": "INFO",
+            "filters": ["drop_htmx_polls"],
+            "propagate": False,
+        },
     },
 }

@@ -11,6 +11,9 @@ import os
 if len(os.environ.get("SECRET_KEY", "")) < 50:
     os.environ["SECRET_KEY"] = "test-only-secret-key-" + "0123456789abcdef" * 3
 os.environ.setdefault("LOG_LEVEL", "WARNING")
+# The suite (and the processes it starts) ignores the developer's .env: what it sets (DEBUG,
+# a database) must not change what the tests see. A test that wants a file names one.
+os.environ.setdefault("ENV_FILE", "")
 
 from scheduler_site.settings import *  # noqa: F403
 

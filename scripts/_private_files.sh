@@ -1,13 +1,33 @@
 # shellcheck shell=bash
-# Sourced by scripts/start: the secret key and the SQLite files are readable by their
-# owner only, and DEBUG pages are never served to other machines.
+# Sourced by scripts/start: the settings file (.env, with the secret key) and the SQLite
+# files are readable by their owner only, and DEBUG pages are never served to other
+# machines.
 
-# The key in .secret_key, made once per checkout (kept out of git), owner-only.
-ensure_secret_key() {
-  if [ ! -s .secret_key ]; then
-    (umask 077 && python -c 'import secrets; print(secrets.token_urlsafe(50))' > .secret_key)
+# The checkout's settings file (ENV_FILE, default .env; kept out of git), owner-only, with
+# a SECRET_KEY made once: the settings read it (scheduler_site/dotenv.py), so commands
+# typed later in another terminal (scripts/manage ...) use the same key. The key of an
+# older checkout's .secret_key is kept. ENV_FILE set but empty: no file.
+ensure_env_file() {
+  local file="${ENV_FILE-.env}" key
+  if [ -z "$file" ]; then return 0; fi
+  if [ ! -e "$file" ]; then
+    (umask 077 && {
+      echo "# This checkout's settings, read by scheduler_site/settings.py for every variable"
+      echo "# the environment does not set (NAME=value lines). Made by scripts/start; keep it"
+      echo "# out of git and readable by you only. Add options here (DATABASE_URL=..., ...)."
+    } > "$file")
   fi
-  chmod 600 .secret_key
+  chmod 600 "$file"
+  if ! grep -Eq '^[[:space:]]*(export[[:space:]]+)?SECRET_KEY=' "$file"; then
+    if [ -s .secret_key ]; then
+      key="$(cat .secret_key)"
+    else
+      key="$(python -c 'import secrets; print(secrets.token_urlsafe(50))')"
+    fi
+    # On a line of its own, even after a last line without its newline.
+    if [ -s "$file" ] && [ -n "$(tail -c 1 "$file")" ]; then echo >> "$file"; fi
+    printf 'SECRET_KEY=%s\n' "$key" >> "$file"
+  fi
 }
 
 # The default SQLite database, owner-only. (SQLite gives its -wal and -shm files the

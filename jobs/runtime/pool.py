@@ -224,10 +224,11 @@ class WorkerPool:
                 self._idle.wait(remaining)
         return True
 
-    def stop(self, grace: float) -> None:
+    def stop(self, grace: float, announce: Callable[[int, float], None] | None = None) -> None:
         """Drop what has not started (it is still pending in the database: another
         scheduler takes it), let in-flight runs finish within `grace`, interrupt what is
-        still running after it, stop the threads."""
+        still running after it, stop the threads. `announce(runs, grace)` is told first
+        how many runs it waits for, when there are any."""
         self._stopping.set()
         dropped: list[Any] = []
         while True:
@@ -246,6 +247,11 @@ class WorkerPool:
                     self._local.discard(item.run_key)
             if not self._local:
                 self._idle.notify_all()
+            # In flight now: the runs being executed, and those a take marker holds (the
+            # markers' own keys are not runs).
+            in_flight = len(self._local) - self._takes
+        if announce is not None and in_flight > 0:
+            announce(in_flight, grace)
         for _ in self._threads:
             self._queue.put(_STOP)
         if not self.wait_idle(timeout=grace):
@@ -463,5 +469,5 @@ class HueyHandoff:
     def wait_idle(self, timeout: float | None = None) -> bool:
         return True
 
-    def stop(self, grace: float) -> None:
-        pass
+    def stop(self, grace: float, announce: Callable[[int, float], None] | None = None) -> None:
+        pass  # the runs are the Huey workers': nothing in flight here

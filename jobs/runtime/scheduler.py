@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -102,6 +102,9 @@ class Scheduler:
         self._heard: PauseWindow | None = None
         self._paused = False  # what this process last said about the pause, in its log
         self._last_health_check = 0.0
+        # Told at shutdown how many runs it waits for and for how long (runscheduler
+        # prints it: the terminal is not silent for the grace period).
+        self.on_stop_wait: Callable[[int, float], None] | None = None
 
     def start_workers(self) -> None:
         self.checkpointer.start()
@@ -266,5 +269,8 @@ class Scheduler:
         """Hand back what has not started, let in-flight runs finish within the grace
         period, interrupt what is still running after it, stop the threads."""
         self._stopping.set()
-        self.handoff.stop(conf.shutdown_grace())
+        if self.on_stop_wait is None:
+            self.handoff.stop(conf.shutdown_grace())
+        else:
+            self.handoff.stop(conf.shutdown_grace(), announce=self.on_stop_wait)
         self.checkpointer.stop()

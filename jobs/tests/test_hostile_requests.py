@@ -260,22 +260,15 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
-def test_the_secret_key_file_is_made_owner_only(tmp_path):
-    done = in_start_script(tmp_path, "ensure_secret_key")
-    assert done.returncode == 0, done.stderr
-    key = tmp_path / ".secret_key"
-    assert mode(key) == 0o600
-    assert len(key.read_text().strip()) >= 50
-
-
-def test_an_existing_secret_key_and_database_become_owner_only(tmp_path):
-    for name in (".secret_key", "db.sqlite3", "db.sqlite3-wal"):
-        (tmp_path / name).write_text("x" * 60)
+def test_an_existing_env_file_and_database_become_owner_only(tmp_path):
+    # The .env file itself: jobs/tests/test_terminal.py.
+    for name in (".env", "db.sqlite3", "db.sqlite3-wal"):
+        (tmp_path / name).write_text("SECRET_KEY=" + "x" * 60 + "\n")
         (tmp_path / name).chmod(0o644)
-    done = in_start_script(tmp_path, "ensure_secret_key; protect_sqlite_files")
+    done = in_start_script(tmp_path, "ensure_env_file; protect_sqlite_files")
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / ".secret_key").read_text() == "x" * 60
-    for name in (".secret_key", "db.sqlite3", "db.sqlite3-wal"):
+    assert (tmp_path / ".env").read_text() == "SECRET_KEY=" + "x" * 60 + "\n"
+    for name in (".env", "db.sqlite3", "db.sqlite3-wal"):
         assert mode(tmp_path / name) == 0o600, name
 
 

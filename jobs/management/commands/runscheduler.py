@@ -10,10 +10,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from jobs import alerts, codesync, conf, metrics, queues
 from jobs.alerts import health
+from jobs.runtime.run_summary import RunSummary
 from jobs.runtime.scheduler import DEFAULT_TICK, DEFAULT_WORKERS, Scheduler
 from jobs.tasks import handoff
 
 MAX_WORKERS = 256
+DEFAULT_SUMMARY_EVERY = 60.0
 
 logger = logging.getLogger("jobs.codesync")
 
@@ -43,6 +45,18 @@ def _queues(text: str) -> frozenset[str]:
         return queues.parse_names(text, "--queues")
     except queues.QueueError as exc:
         raise CommandError(str(exc)) from None
+
+
+def _summary_every(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise CommandError(f"--summary-every must be a number of seconds, got {text!r}") from None
+    if not (value == 0 or 0.1 <= value <= 86400):
+        raise CommandError(
+            f"--summary-every must be 0 (no summary) or between 0.1 and 86400 seconds, got {value}"
+        )
+    return value
 
 
 def _port(text: str) -> int:
@@ -83,6 +97,15 @@ class Command(BaseCommand):
             help=(
                 "execute only the runs of these queues, comma-separated (default: every "
                 "queue); due jobs of every queue are still claimed"
+            ),
+        )
+        parser.add_argument(
+            "--summary-every",
+            type=_summary_every,
+            default=DEFAULT_SUMMARY_EVERY,
+            help=(
+                "log how many runs succeeded and failed every this many seconds, when some "
+                f"finished (default {DEFAULT_SUMMARY_EVERY:g}; 0: never)"
             ),
         )
         parser.add_argument(
@@ -145,6 +168,8 @@ class Command(BaseCommand):
         scheduler = Scheduler(
             workers=options["workers"], tick=options["tick"], handoff=to_huey, queues=served
         )
+        # Said before the wait, so that Ctrl-C is never followed by silence.
+        scheduler.on_stop_wait = self._say_waiting
 
         def stop(signum: int, frame: object) -> None:
             # Only set a flag: the loop notices it between units of work.
@@ -152,4 +177,16 @@ class Command(BaseCommand):
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
-        scheduler.serve()
+        summary = RunSummary(options["summary_every"]) if options["summary_every"] else None
+        if summary is not None:
+            summary.start()
+        try:
+            scheduler.serve()
+        finally:
+            if summary is not None:
+                summary.stop()
+
+    def _say_waiting(self, runs: int, grace: float) -> None:
+        noun = "run" if runs == 1 else "runs"
+        self.stdout.write(f"stopping: waiting for {runs} {noun} (up to {grace:g} s)")
+        self.stdout.flush()
