@@ -194,6 +194,10 @@ class JobHistoryAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, adm
     class Media:
         css = {"all": ("jobs/admin.css",)}
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[JobHistory]:
+        # A run's str() names its job (the page's title and breadcrumb).
+        return super().get_queryset(request).select_related("job")
+
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[BoundedDateChangeList]:
         # A year the date hierarchy cannot filter by is a bad filter, not a 500.
         return BoundedDateChangeList
