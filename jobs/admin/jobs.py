@@ -168,7 +168,13 @@ class LatestRunsFormSet(BaseInlineFormSet):
         super().__init__(*args, **kwargs)
         # self.queryset is already this job's runs.
         latest_ids = self.queryset.order_by(*self.newest_first).values("pk")[:LATEST_RUNS_SHOWN]
-        self.queryset = self.queryset.filter(pk__in=latest_ids).order_by(*self.newest_first)
+        # Each row is titled by its run's str(), which names the job: joined here, not
+        # a query per row.
+        self.queryset = (
+            self.queryset.filter(pk__in=latest_ids)
+            .select_related("job")
+            .order_by(*self.newest_first)
+        )
 
 
 class LatestRunsInline(admin.TabularInline):
@@ -324,8 +330,11 @@ class JobAdmin(AdminScreensMixin, LeanListMixin, admin.ModelAdmin):
         (
             _("Alerts"),
             {
+                # One checkbox a line: side by side, a checkbox's help text ends where
+                # the next one's starts, and the two read as one sentence.
                 "fields": (
-                    ("notify_on_failure", "notify_on_recovery"),
+                    "notify_on_failure",
+                    "notify_on_recovery",
                     "webhook_url",
                     "notify_emails",
                     ("alert_after_failures", "expected_seconds"),
@@ -427,11 +436,11 @@ class JobAdmin(AdminScreensMixin, LeanListMixin, admin.ModelAdmin):
     def masked_webhook_url(self, job: Job) -> str:
         return masked("webhook_url", job.webhook_url)
 
-    @admin.display(description=_("alert e-mail addresses"))
     @admin.display(description=_("arguments"))
     def masked_arguments(self, job: Job) -> str:
         return json.dumps(masked("arguments", job.arguments), ensure_ascii=False)
 
+    @admin.display(description=_("alert e-mail addresses"))
     def masked_notify_emails(self, job: Job) -> str:
         return masked("notify_emails", job.notify_emails)
 
@@ -568,31 +577,32 @@ class JobAdmin(AdminScreensMixin, LeanListMixin, admin.ModelAdmin):
             )
         )
 
-    @admin.action(description=_("Duplicate the selected jobs"), permissions=["add"])
+    @admin.action(
+        description=_("Duplicate the selected jobs (as disabled copies)"), permissions=["add"]
+    )
     def duplicate(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
-        disabled: list[tuple[Job, str]] = []
-
         def copy(job: Job) -> None:
             if not access.may_change_job_like(request.user, job):
                 raise ValidationError(SHELL_REFUSAL)
-            made, disabled_because = job.duplicate()
+            # A copy is a draft: an active one would start running its original's work
+            # within seconds, before anyone changed what it does. Job.duplicate() copies
+            # is_active from the job it is given, so it is given one switched off (this
+            # loaded instance only; the job itself stays as it is).
+            was_active, job.is_active = job.is_active, False
+            try:
+                made, _disabled_because = job.duplicate()
+            finally:
+                job.is_active = was_active
             self.log_addition(request, made, _("Duplicated from “%(name)s”.") % {"name": job})
-            if disabled_because:
-                disabled.append((made, disabled_because))
 
         action = BulkAction(self, request)
         action.apply(queryset, copy, (ValidationError,))
         action.report_done(
-            ngettext_lazy("Created %(count)d copy.", "Created %(count)d copies.", "count")
-        )
-        action.report_named(
             ngettext_lazy(
-                "%(count)d copy was saved disabled: %(why)s",
-                "%(count)d copies were saved disabled: %(why)s",
+                "Copied %(count)d job as disabled: edit it, then enable it.",
+                "Copied %(count)d jobs as disabled: edit them, then enable them.",
                 "count",
-            ),
-            disabled,
-            messages.WARNING,
+            )
         )
         action.report_named(
             ngettext_lazy(

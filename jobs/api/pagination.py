@@ -27,13 +27,38 @@ MAX_PAGE_SIZE = 200
 _OLDER, _NEWER = "o", "n"
 
 
-class JobPagination(PageNumberPagination):
+class StatedPageLimits:
+    """The page parameters' limits in the schema: a page_size of 1 to MAX_PAGE_SIZE (DRF
+    cuts a bigger one to the most, and takes the default for one below 1), pages from 1,
+    and counts from 0."""
+
+    page_size_query_param = "page_size"
+    max_page_size = MAX_PAGE_SIZE
+
+    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+        parameters = super().get_schema_operation_parameters(view)  # type: ignore[misc]
+        for parameter in parameters:
+            if parameter["name"] == self.page_size_query_param:
+                parameter["schema"].update(minimum=1, maximum=self.max_page_size)
+            elif parameter["name"] == getattr(self, "page_query_param", None):
+                parameter["schema"].update(minimum=1)
+        return parameters
+
+    def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        paged = super().get_paginated_response_schema(schema)  # type: ignore[misc]
+        count = paged.get("properties", {}).get("count")
+        if count is not None:
+            count["minimum"] = 0
+        return paged
+
+
+class JobPagination(StatedPageLimits, PageNumberPagination):
     page_size = PAGE_SIZE
     page_size_query_param = "page_size"
     max_page_size = MAX_PAGE_SIZE
 
 
-class ChangePagination(PageNumberPagination):
+class ChangePagination(StatedPageLimits, PageNumberPagination):
     """A job's changes: a page number over the (job_id, created_at) index of one job."""
 
     page_size = PAGE_SIZE
@@ -41,7 +66,7 @@ class ChangePagination(PageNumberPagination):
     max_page_size = MAX_PAGE_SIZE
 
 
-class RunPagination(CursorPagination):
+class RunPagination(StatedPageLimits, CursorPagination):
     """Newest first, by a (created_at, id) keyset cursor.
 
     The response is DRF's cursor page ({"next", "previous", "results"}) and the cursor

@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from jobs import conf, queue_status
+from jobs import conf, queue_status, queues
 from jobs.api.policy import ApiPolicy, extend_schema
 from jobs.api.views import ActorMixin
 
@@ -23,17 +23,19 @@ from jobs.api.views import ActorMixin
 class QueueSerializer(serializers.Serializer):
     name = serializers.CharField()
     pending = serializers.IntegerField(
-        help_text="Runs ready to start now, waiting for a slot or a worker."
+        min_value=0, help_text="Runs ready to start now, waiting for a slot or a worker."
     )
     waiting_later = serializers.IntegerField(
-        help_text="Pending runs that may start only later (a retry's backoff)."
+        min_value=0, help_text="Pending runs that may start only later (a retry's backoff)."
     )
-    running = serializers.IntegerField()
+    running = serializers.IntegerField(min_value=0)
     oldest_pending_seconds = serializers.FloatField(
-        help_text="How long the oldest ready run has waited (0 when none)."
+        min_value=0, help_text="How long the oldest ready run has waited (0 when none)."
     )
     limit = serializers.IntegerField(
         allow_null=True,
+        min_value=1,
+        max_value=queues.MAX_QUEUE_LIMIT,
         help_text="The most runs running at once across all processes (JOBS_QUEUE_LIMITS); "
         "null: no limit.",
     )
@@ -52,6 +54,7 @@ class QueuesSerializer(serializers.Serializer):
     checked_at = serializers.DateTimeField(help_text="When the figures were read.")
     stall_seconds = serializers.FloatField(
         allow_null=True,
+        min_value=0,
         help_text="JOBS_QUEUE_STALL_SECONDS: a longer wait is stalled; null: never.",
     )
 

@@ -17,9 +17,13 @@ from rest_framework.views import APIView
 from jobs import engine
 from jobs.access import PAUSE_SCHEDULER
 from jobs.alerts import health
+from jobs.api.limits import Limits, StatedMaxLength, state_limits
 from jobs.api.policy import ApiPolicy, extend_schema
 from jobs.api.views import ActorMixin
-from jobs.models import SchedulerHeartbeat
+from jobs.models import PAUSE_NOTE_MAX_LENGTH, SchedulerHeartbeat
+
+# A process id as PositiveIntegerField stores it on every database.
+PID_MAX = 2**31 - 1
 
 
 class SchedulerProcessSerializer(serializers.ModelSerializer):
@@ -28,6 +32,11 @@ class SchedulerProcessSerializer(serializers.ModelSerializer):
     class Meta:
         model = SchedulerHeartbeat
         fields = ["name", "host", "pid", "started_at", "last_heartbeat"]
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        state_limits(fields, {"pid": Limits(1, PID_MAX)})
+        return fields
 
 
 class SchedulerSerializer(serializers.Serializer):
@@ -78,6 +87,8 @@ class PauseSerializer(serializers.Serializer):
         required=False,
         allow_blank=True,
         trim_whitespace=False,  # clean_pause trims, after counting what was sent
+        # clean_pause judges the length, in its words; the schema states it.
+        validators=[StatedMaxLength(PAUSE_NOTE_MAX_LENGTH)],
         help_text="Why (one line, at most 500 characters).",
     )
 

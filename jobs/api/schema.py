@@ -16,11 +16,13 @@ from typing import Any
 # relative to where the project mounts the API; the view puts the mount point in front.
 SCHEMA_SETTINGS: dict[str, Any] = {
     "TITLE": "Job scheduler API",
+    # Markdown, as Swagger UI renders it: anything in <angle brackets> goes in `code`,
+    # or it is read as an HTML tag and dropped ("apitoken <username>" showed "apitoken").
     "DESCRIPTION": (
         "Jobs, their runs, run now, enable and disable. Authenticate with "
-        "`Authorization: Token <key>` (python manage.py apitoken <username>) or a session; "
-        'each request needs the permission the README\'s "Who can do what" names '
-        "(jobs.view_job to read)."
+        "`Authorization: Token <key>` (`python manage.py apitoken <username>`) or a "
+        'session; each request needs the permission the README\'s "Who can do what" '
+        "names (jobs.view_job to read)."
     ),
     "VERSION": "1",
     "SCHEMA_PATH_PREFIX": r"/v1",

@@ -14,6 +14,17 @@ from rest_framework import exceptions, serializers
 from rest_framework.settings import api_settings
 
 from jobs import access, preview, registry
+from jobs.api.limits import (
+    JOB_LIMITS,
+    JOB_PATTERNS,
+    MAX_INTERVAL_COUNT,
+    NOTIFICATION_LIMITS,
+    RUN_LIMITS,
+    Limits,
+    StatedMaximum,
+    StatedMinimum,
+    state_limits,
+)
 from jobs.masking import (
     ATTEMPT_DETAIL_FIELDS,
     SECRET_JOB_FIELDS,
@@ -26,6 +37,7 @@ from jobs.masking import (
 from jobs.models import (
     CRON_EXPRESSION_MAX_LENGTH,
     MAX_CHAINED_JOBS,
+    NOTIFY_EMAILS_MAX_LENGTH,
     QUEUE_NAME_MAX_LENGTH,
     QUEUE_NAME_PATTERN,
     TIME_ZONE_MAX_LENGTH,
@@ -114,6 +126,7 @@ class JobSerializer(serializers.ModelSerializer):
     notify_emails = serializers.CharField(
         required=False,
         allow_blank=True,
+        max_length=NOTIFY_EMAILS_MAX_LENGTH,  # the forms' limit (a TextField's is theirs only)
         style={"base_template": "textarea.html"},
         help_text=(
             "Separated by commas or new lines. Read as the number of addresses by users "
@@ -254,6 +267,11 @@ class JobSerializer(serializers.ModelSerializer):
             "updated_at",
         ]
 
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        state_limits(fields, JOB_LIMITS, JOB_PATTERNS)  # for the schema (jobs.api.limits)
+        return fields
+
     def get_has_webhook_secret(self, job: Job) -> bool:
         return bool(job.webhook_secret)
 
@@ -348,6 +366,11 @@ class NotificationAttemptSerializer(serializers.ModelSerializer):
     """One delivery try. Users who may not see secrets get the target masked, and only
     the status: no HTTP code, no error text (jobs.masking)."""
 
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        state_limits(fields, NOTIFICATION_LIMITS)
+        return fields
+
     def to_representation(self, instance: NotificationAttempt) -> dict[str, Any]:
         data = super().to_representation(instance)
         user = _user(self)
@@ -418,6 +441,11 @@ class RunSerializer(serializers.ModelSerializer):
             "queue": {"help_text": "The queue the run waits in: its job's when it was created."},
             "priority": {"help_text": "Its job's priority when it was created (higher first)."},
         }
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        state_limits(fields, RUN_LIMITS)
+        return fields
 
     def to_representation(self, instance: JobHistory) -> dict[str, Any]:
         data = super().to_representation(instance)
@@ -550,6 +578,11 @@ class JobChangeSerializer(serializers.ModelSerializer):
     )
     changes = ChangesField(read_only=True)
 
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        state_limits(fields, {"id": Limits(1, None)})
+        return fields
+
     class Meta:
         model = JobChange
         fields = [
@@ -623,7 +656,12 @@ class SchedulePreviewQuerySerializer(serializers.Serializer):
         required=False,
         help_text="Once: when it runs. Interval: when the first run happens (optional).",
     )
-    interval = serializers.IntegerField(required=False, help_text="Interval: every how many units.")
+    # Judged by Job.clean() with the job's own messages (jobs/preview.py); stated here.
+    interval = serializers.IntegerField(
+        required=False,
+        validators=[StatedMinimum(1), StatedMaximum(MAX_INTERVAL_COUNT)],
+        help_text="Interval: every how many units (at most 3650 days' worth).",
+    )
     interval_unit = serializers.ChoiceField(
         choices=IntervalUnit.choices, required=False, allow_blank=True
     )

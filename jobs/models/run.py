@@ -304,7 +304,9 @@ class JobHistory(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.job_id} @ {self.scheduled_for:%Y-%m-%d %H:%M:%S} #{self.attempt}"
+        # The job's name, which people know the run by (the admin's title, breadcrumb and
+        # inline rows); lists that show it select the job with the run (no query per row).
+        return f"{self.job.name} @ {self.scheduled_for:%Y-%m-%d %H:%M:%S} #{self.attempt}"
 
     @property
     def duration(self) -> timedelta | None:

@@ -13,11 +13,13 @@ import time_machine
 from django.contrib.auth.models import Permission
 from django.contrib.messages import get_messages
 from django.db import connection
+from django.db.models import BooleanField
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from jobs import admin as jobs_admin
+from jobs.access import JOB_VIEWERS
 from jobs.models import (
     NAME_MAX_LENGTH,
     CappedCount,
@@ -29,7 +31,7 @@ from jobs.models import (
     Trigger,
 )
 from jobs.models import run as run_models
-from jobs.tests.factories import NOW
+from jobs.tests.factories import NOW, make_user
 from jobs.tests.forms import admin_form
 
 JOBS_URL = "admin:jobs_job_changelist"
@@ -270,6 +272,64 @@ def test_the_job_page_shows_its_20_latest_runs_read_only(
     assert not inline.has_delete_permission
 
 
+def test_a_run_is_titled_by_its_job_s_name_on_its_page_and_on_the_job_s_page(
+    admin_client: Client, make_job, make_run
+) -> None:
+    job = make_job(name="Nightly backup")
+    run = make_run(job, at=NOW - timedelta(minutes=5))
+    title = "Nightly backup @ 2026-03-01 11:55:00 #1"
+    assert str(run) == title
+    page = admin_client.get(reverse("admin:jobs_jobhistory_change", args=[run.pk])).text
+    assert f"<title>{title} | " in page
+    breadcrumbs = re.search(r'<div class="breadcrumbs">(.*?)</div>', page, re.S).group(1)
+    assert title in breadcrumbs
+    assert str(job.pk) not in breadcrumbs
+    job_page = admin_client.get(reverse("admin:jobs_job_change", args=[job.pk])).text
+    assert title in job_page  # over the run's row of the latest runs
+    assert f"{job.pk} @" not in job_page
+
+
+def test_the_job_page_costs_the_same_queries_for_1_and_20_latest_runs(
+    admin_client: Client, make_job, make_run
+) -> None:
+    job = make_job()
+    make_run(job, at=NOW - timedelta(minutes=30))
+    url = reverse("admin:jobs_job_change", args=[job.pk])
+    one = count_queries(admin_client, url)
+    for minutes in range(1, 20):
+        make_run(job, at=NOW - timedelta(minutes=minutes))
+    assert count_queries(admin_client, url) == one
+
+
+def test_the_alert_checkboxes_are_on_lines_of_their_own(admin_client: Client, job: Job) -> None:
+    """Side by side, one checkbox's help text ran into the next one's ("...it should
+    have ended.Send an alert when...")."""
+    page = admin_client.get(reverse("admin:jobs_job_change", args=[job.pk])).text
+    assert 'class="form-row field-notify_on_failure"' in page
+    assert 'class="form-row field-notify_on_recovery"' in page
+    booleans = {f.name for f in Job._meta.fields if isinstance(f, BooleanField)}
+    for _title, options in jobs_admin.JobAdmin.fieldsets:
+        for line in options["fields"]:
+            if isinstance(line, tuple):
+                assert not booleans & set(line), f"{line}: a checkbox shares its line"
+
+
+def test_a_viewer_sees_the_masked_fields_under_their_own_labels(client: Client, make_job) -> None:
+    viewer = make_user("viewer", JOB_VIEWERS, staff=True)
+    client.force_login(viewer)
+    job = make_job(notify_emails="a@example.com, b@example.com", arguments={"a": 1})
+    response = client.get(reverse("admin:jobs_job_change", args=[job.pk]))
+    labels = {
+        field.field["name"]: str(field.field["label"])
+        for fieldset in response.context["adminform"]
+        for line in fieldset
+        for field in line
+        if field.is_readonly
+    }
+    assert labels["masked_notify_emails"] == "alert e-mail addresses"
+    assert labels["masked_arguments"] == "arguments"
+
+
 def test_the_add_page_has_no_status_or_runs(admin_client: Client, db) -> None:
     response = admin_client.get(reverse("admin:jobs_job_add"))
     assert [str(f.name) for f in response.context["adminform"]] == [
@@ -451,10 +511,18 @@ def test_duplicate_copies_a_job_with_its_schedule_computed(admin_client: Client,
     for field in ["description", "command", "schedule_type", "interval", "interval_unit"]:
         assert getattr(copy, field) == getattr(job, field)
     assert (copy.max_retries, copy.retry_backoff_seconds) == (3, 60)
+    # A draft to edit first: an active copy would start its original's work at once.
+    assert not copy.is_active
+    assert copy.next_run_at is None
+    assert copy.last_run_at is None
+    job.refresh_from_db()
+    assert job.is_active
+    assert messages_of(response) == ["Copied 1 job as disabled: edit it, then enable it."]
+    # Enabled, its schedule is computed.
+    run_action(admin_client, JOBS_URL, "enable", [copy])
+    copy.refresh_from_db()
     assert copy.is_active
     assert copy.next_run_at == NOW + timedelta(minutes=10)
-    assert copy.last_run_at is None
-    assert messages_of(response) == ["Created 1 copy."]
 
 
 def test_a_copy_of_a_past_one_off_job_is_saved_disabled(admin_client: Client, make_job) -> None:
@@ -465,7 +533,7 @@ def test_a_copy_of_a_past_one_off_job_is_saved_disabled(admin_client: Client, ma
     copy = Job.objects.get(name="once (copy)")
     assert not copy.is_active
     assert copy.next_run_at is None
-    assert messages_of(response)[1].startswith("1 copy was saved disabled:")
+    assert messages_of(response) == ["Copied 1 job as disabled: edit it, then enable it."]
 
 
 # --- the run pages -----------------------------------------------------------------------
@@ -500,16 +568,14 @@ def test_the_run_list_shows_its_columns(admin_client: Client, job: Job) -> None:
         "scheduled",
         "attempt",
         "status_badge",
-        "started",
-        "finished",
         "duration_display",
-        "worker",
+        "worker_column",
     ]
     for status in RunStatus.values:
         assert f'class="jobs-badge jobs-run-{status}"' in page
-    assert "2026-03-01 11:59:02" in page  # times to the second
+    assert "2026-03-01 11:59:00" in page  # times to the second
     assert "2.0 s" in page  # duration
-    assert "host:1-0" in page
+    assert '<span title="host:1-0">host:1-0</span>' in page
     assert f'<a href="?job={job.pk}" title="Show only this job&#x27;s runs">' in page
     run = job.runs.first()
     assert f'name="_selected_action" value="{run.pk}" class="action-select"' in page

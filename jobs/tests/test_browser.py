@@ -316,6 +316,33 @@ def test_the_admin_form_shows_the_fields_of_the_chosen_schedule(  # type: ignore
         expect(page.locator(".messagelist")).to_contain_text("was added successfully")
         job = Job.objects.get(name="From the admin")
         assert (job.schedule_type, job.interval) == ("cron", None)
+        # The run list fits 1280 px beside both sidebars: every column within the
+        # list's box, each time on one line, a long worker name cut.
+        Job.objects.filter(pk=job.pk).update(name="Refresh the customer search index nightly")
+        for minutes in range(3):
+            make_run(
+                job,
+                ago=timedelta(minutes=minutes),
+                worker="scheduler-prod-01.example.internal:123456",
+            )
+        page.goto("/admin/jobs/jobhistory/")
+        expect(page.locator("#result_list tbody tr")).to_have_count(3)
+        fit = page.evaluate(
+            """() => {
+                const box = document.querySelector("#changelist .results");
+                const worker = document.querySelector("#result_list td.field-worker_column");
+                return {
+                    overflow: box.scrollWidth - box.clientWidth,
+                    workerOutside: worker.getBoundingClientRect().right
+                        - box.getBoundingClientRect().right,
+                    timeLines: [...document.querySelectorAll("#result_list .field-scheduled a")]
+                        .map((time) => time.getClientRects().length),
+                };
+            }"""
+        )
+        assert fit["overflow"] <= 0, fit
+        assert fit["workerOutside"] <= 0, fit
+        assert fit["timeLines"] == [1, 1, 1], fit
     finally:
         tab.close()
 

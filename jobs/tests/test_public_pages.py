@@ -26,6 +26,7 @@ PUBLIC = {
     "/api/schema/",
     "/api/docs/",
     "/i18n/setlang/",
+    "/favicon.ico",  # a redirect to the icon among the static files
     "/metrics",  # while METRICS_TOKEN is empty, as in the tests
 }
 
