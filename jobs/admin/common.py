@@ -27,7 +27,7 @@ from django.utils.translation import gettext_lazy as _
 
 from jobs.access import VIEW_JOB
 from jobs.models import RUN_COUNT_CAP, Job, JobHistory, JobHistoryQuerySet, capped_count
-from jobs.web import times
+from jobs import times
 from jobs.web.screens import admin_screen
 
 StrOrPromise = str | Promise
@@ -60,7 +60,7 @@ class CappedCountPaginator(Paginator):
 
 def format_time(value: datetime | None) -> str | None:
     """The screens' one format, in the viewer's zone ("2026-03-01 12:00:05 JST",
-    jobs.web.times); None (shown as "-") when unset."""
+    jobs.times); None (shown as "-") when unset."""
     if value is None:
         return None
     return times.moment_text(value)

@@ -16,11 +16,10 @@ from django.db import models, router, transaction
 from django.db.models import Q, Value
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.formats import date_format
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext, pgettext
+from django.utils.translation import ngettext
 
-from jobs import access, registry, schedules, text
+from jobs import access, registry, schedules, text, times
 from jobs.cron_text import describe_cron
 from jobs.models import chains, changes, code, job_rules
 from jobs.models.choices import (
@@ -691,13 +690,12 @@ class Job(models.Model):
 
     @property
     def schedule_text(self) -> str:
-        """The schedule in words: "every 10 minutes", "once at 1 Dec 2026 09:00"."""
+        """The schedule in words: "every 10 minutes", "once at 2026-12-01 09:00:00 UTC"."""
         if self.schedule_type == ScheduleType.ONCE:
             if self.scheduled_at is None:
                 return str(_("once (no time set)"))
-            local = timezone.localtime(self.scheduled_at)
-            # The date format is translatable: Japanese writes dates year first.
-            when = date_format(local, pgettext("schedule in words", "j M Y H:i"))
+            # Written as every other moment on the screens (jobs.times), in the reader's zone.
+            when = times.moment_text(self.scheduled_at)
             return str(_("once at %(when)s") % {"when": when})
         if self.schedule_type == ScheduleType.CRON:
             return str(

@@ -17,10 +17,10 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from jobs import conf, masking, upcoming
+from jobs import conf, masking, times, upcoming
 from jobs.masking import masked, may_see_secrets, shown_target
 from jobs.models import JobState, RunStatus, ScheduleType
-from jobs.web import context_processors, times
+from jobs.web import context_processors
 
 register = template.Library()
 
@@ -190,7 +190,7 @@ def when(moment: datetime | None, empty: str = "", job_zone: str = "") -> str:
 @register.filter
 def moment(value: datetime | None) -> str:
     """{{ run.created_at|moment }}: "2026-12-01 09:00:05 JST" in the viewer's zone (the
-    screens' one format, jobs.web.times); "" for none."""
+    screens' one format, jobs.times); "" for none."""
     return times.moment_text(value) if value is not None else ""
 
 

@@ -201,7 +201,7 @@ def test_a_user_creates_runs_edits_disables_and_deletes_jobs(visit: Visit, sched
     # Both are listed, with their schedules in words.
     page.get_by_role("link", name="Jobs", exact=True).click()
     expect(_row(page, interval_job)).to_contain_text("every hour")
-    expect(_row(page, once_job)).to_contain_text(f"once at {tomorrow.day} ")
+    expect(_row(page, once_job)).to_contain_text(f"once at {tomorrow.isoformat()} 09:00:00")
     expect(_row(page, once_job)).to_contain_text("09:00")
     state = _row(page, interval_job).locator("[data-state]")
     expect(state).to_have_text("Waiting")

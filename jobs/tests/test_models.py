@@ -148,7 +148,7 @@ def test_schedule_in_words():
     assert valid_job(interval=10, interval_unit="minute").schedule_text == "every 10 minutes"
     assert valid_job(interval=2, interval_unit="day").schedule_text == "every 2 days"
     once = valid_job(schedule_type="once", scheduled_at=NOW)
-    assert once.schedule_text == "once at 1 Mar 2026 12:00"
+    assert once.schedule_text == "once at 2026-03-01 12:00:00 UTC"
 
 
 def test_a_job_loaded_with_only_some_fields_can_be_read_and_saved(make_job, clock):

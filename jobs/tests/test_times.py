@@ -1,4 +1,4 @@
-"""One way of writing a moment (jobs/formats, jobs.web.times): to the second, with its
+"""One way of writing a moment (jobs/formats, jobs.times): to the second, with its
 zone named, per language, the same on the screens and in the admin, in the viewer's zone;
 a cron job's times in its own zone too."""
 
@@ -16,7 +16,7 @@ from django.utils import timezone, translation
 from jobs.models import ScheduleType
 from jobs.templatetags.jobs_ui import moment, moment_in, when
 from jobs.tests.factories import make_job
-from jobs.web import times
+from jobs import times
 from jobs.web.middleware import TIMEZONE_COOKIE
 from jobs.web.screens import ZONE_HEADER
 

@@ -39,7 +39,7 @@ from django_htmx.middleware import HtmxDetails
 
 from jobs.models import Channel
 from jobs.models.changes import acting
-from jobs.web import times
+from jobs import times
 from jobs.web.middleware import request_has_nul, zone_from_request
 
 ViewFunction = Callable[..., HttpResponse]
