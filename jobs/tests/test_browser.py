@@ -508,6 +508,10 @@ def test_the_screens_fit_a_375_pixel_phone(browser, live_server, user) -> None: 
         assert len(shown) >= 3, "the chart has no scale or no hours"
         for label in shown:
             assert _box(label)["height"] >= LABEL_MIN_PX, f"{label.inner_text()!r} is too small"
+        # The Queues card's table fits its card: no column hidden behind a sideways scroll.
+        queues = page.locator("#queues")
+        expect(queues).to_be_visible()
+        assert queues.evaluate("t => t.parentElement.scrollWidth <= t.parentElement.clientWidth")
         page.set_viewport_size({"width": 1280, "height": 900})
         card = _box(page.locator(".card-body", has=page.locator(".chart-frame")))
         plot = _box(page.locator(".chart-frame"))
