@@ -57,6 +57,11 @@ def _port(text: str) -> int:
 
 class Command(BaseCommand):
     help = "Run due jobs on time: claims due runs, executes them in worker threads, reaps."
+    # Only the checks of the settings the scheduler runs by (queues, alerts): a wrong one
+    # stops the start with its message. The others are the site's (templates, URLs,
+    # admin, models) and loading what they check was half of a --once process's
+    # start-up; `manage.py check` and `migrate` (which deployments run first) still run them all.
+    requires_system_checks = [conf.SETTINGS_CHECKS]
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
