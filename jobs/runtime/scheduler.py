@@ -115,7 +115,6 @@ class Scheduler:
         """Claim everything due (by `claim_until`, default now), hand it out, feed ready
         pending runs, reap."""
         stats = PassStats()
-        metrics.scheduler_alive(self.name, queues=self.handoff.queues)
         claiming = not self._paused_for_pass(now or timezone.now())
         batch = conf.claim_batch()
         while claiming and not self._stopping.is_set():
@@ -128,6 +127,9 @@ class Scheduler:
             stats.fed += self.handoff.hand(tickets)
             if len(tickets) < batch:
                 break
+        # The heartbeat (a write, every few seconds) after the claims, not before: the
+        # jobs due now are not kept waiting behind it.
+        metrics.scheduler_alive(self.name, queues=self.handoff.queues)
         if not self._stopping.is_set():
             stats.fed += self.handoff.feed_ready(now, batch)
         if time.monotonic() - self._last_reap >= conf.heartbeat_interval():
@@ -252,7 +254,9 @@ class Scheduler:
         if self._paused or clock - self._last_health_check < health.CHECK_EVERY_SECONDS:
             return
         self._last_health_check = clock
-        health.watch(deliver_in_background=True)
+        # In a thread of its own: the loop does not wait for it (its look-ups took tens
+        # of ms with a big history, the start lag of every job due meanwhile).
+        health.watch_in_background()
 
     def request_stop(self) -> None:
         """Stop claiming; serve() then finishes in-flight runs and returns.
