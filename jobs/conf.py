@@ -16,6 +16,11 @@ from typing import Any
 
 from django.conf import settings
 
+# The tag of the app's system checks of its settings (jobs.E011 to jobs.E014): the only
+# checks `runscheduler` runs as it starts (`manage.py check` and `migrate` run every
+# check).
+SETTINGS_CHECKS = "jobs_settings"
+
 DEFAULTS: dict[str, Any] = {
     # The scheduler.
     "JOBS_LEASE_SECONDS": 30.0,

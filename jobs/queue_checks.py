@@ -11,7 +11,7 @@ from django.core.checks import Error, register
 from jobs import conf, queues
 
 
-@register()
+@register(conf.SETTINGS_CHECKS)
 def queue_settings(app_configs: Any = None, **kwargs: Any) -> list[Error]:
     errors = []
     try:

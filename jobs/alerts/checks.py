@@ -10,7 +10,7 @@ from django.core.checks import Error, register
 from jobs import conf, outbound
 
 
-@register()
+@register(conf.SETTINGS_CHECKS)
 def admin_alert_url_allowed(app_configs: Any = None, **kwargs: Any) -> list[Error]:
     """JOBS_ADMIN_ALERT_URL under the address rules of job webhooks (jobs/outbound.py),
     as a job's webhook URL is when it is saved; sending checks it again."""

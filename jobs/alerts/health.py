@@ -352,8 +352,39 @@ def _send_in_background(event_id: int, payload: dict[str, Any]) -> None:
     thread.start()
 
 
+def watch_in_background() -> bool:
+    """watch() in a thread of its own, delivering from there (flush() waits for it too),
+    so that a scheduler's loop goes on claiming meanwhile: its queue look-up reads the
+    runs of every queue, tens of ms with a big history, and a job due meanwhile waited.
+    False (nothing started) while the previous one is still at it."""
+    with _senders_lock:
+        if any(t.is_alive() and t.name == _WATCHER for t in _senders):
+            return False
+
+    def check() -> None:
+        try:
+            close_old_connections()
+            watch()
+        except Exception:
+            # As a failed pass would: logged, and the next check tries again.
+            logger.exception("checking the scheduler's health failed")
+        finally:
+            connection.close()  # this thread's own
+
+    thread = threading.Thread(target=check, name=_WATCHER, daemon=True)
+    with _senders_lock:
+        _senders[:] = [t for t in _senders if t.is_alive()]
+        _senders.append(thread)
+    thread.start()
+    return True
+
+
+_WATCHER = "scheduler-health"
+
+
 def flush(timeout: float) -> bool:
-    """Wait up to `timeout` for the alerts being sent in the background (at exit)."""
+    """Wait up to `timeout` for the alerts being sent in the background, and a check
+    under way (at exit)."""
     with _senders_lock:
         pending = list(_senders)
     deadline = time.monotonic() + timeout

@@ -42,6 +42,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_WORKERS = 4
 DEFAULT_TICK = 1.0
+# How often the loop drops a connection that is broken or past CONN_MAX_AGE.
+CONNECTION_CHECK_SECONDS = 1.0
 # Back-off after a database error, so an outage gives a calm log, not a crash loop.
 ERROR_BACKOFF = (0.5, 1.0, 2.0, 5.0, 10.0)
 
@@ -105,6 +107,7 @@ class Scheduler:
         # Told at shutdown how many runs it waits for and for how long (runscheduler
         # prints it: the terminal is not silent for the grace period).
         self.on_stop_wait: Callable[[int, float], None] | None = None
+        self._next_connection_check = 0.0
 
     def start_workers(self) -> None:
         self.checkpointer.start()
@@ -118,7 +121,6 @@ class Scheduler:
         """Claim everything due (by `claim_until`, default now), hand it out, feed ready
         pending runs, reap."""
         stats = PassStats()
-        metrics.scheduler_alive(self.name, queues=self.handoff.queues)
         claiming = not self._paused_for_pass(now or timezone.now())
         batch = conf.claim_batch()
         while claiming and not self._stopping.is_set():
@@ -131,6 +133,9 @@ class Scheduler:
             stats.fed += self.handoff.hand(tickets)
             if len(tickets) < batch:
                 break
+        # The heartbeat (a write, every few seconds) after the claims, not before: the
+        # jobs due now are not kept waiting behind it.
+        metrics.scheduler_alive(self.name, queues=self.handoff.queues)
         if not self._stopping.is_set():
             stats.fed += self.handoff.feed_ready(now, batch)
         if time.monotonic() - self._last_reap >= conf.heartbeat_interval():
@@ -212,13 +217,13 @@ class Scheduler:
         self.start_workers()
         try:
             while not self._stopping.is_set():
-                close_old_connections()
                 try:
                     self.run_pass()
                     # Bounded history: a slice of a few ms of pruning when one is due
                     # (jobs/runtime/retention.py); it never raises, so it never stops the loop.
                     retention.prune_when_due()
                     self._watch_health()
+                    self._check_connection()
                     wait = self.seconds_until_next_work()
                     self._errors = 0
                 except DatabaseError:
@@ -233,6 +238,19 @@ class Scheduler:
         finally:
             self.shutdown()
         logger.info("scheduler %s stopped", self.name)
+
+    def _check_connection(self) -> None:
+        """Drop this thread's connection if it is broken or older than CONN_MAX_AGE, about
+        once a second, after a pass and before the sleep. With CONN_HEALTH_CHECKS, each
+        check costs the next transaction a ping (SELECT 1) first: made here, that is not
+        the claim of the job that wakes the loop, and it is one a second, not one a pass
+        (a hundred a second at 100 runs/s). A pass that failed closed it already."""
+        clock = time.monotonic()
+        if clock < self._next_connection_check:
+            return
+        self._next_connection_check = clock + CONNECTION_CHECK_SECONDS
+        close_old_connections()
+        connection.close_if_health_check_failed()
 
     def seconds_until_next_work(self) -> float:
         """How long the loop may sleep: until the next due time (not while paused), the
@@ -255,7 +273,9 @@ class Scheduler:
         if self._paused or clock - self._last_health_check < health.CHECK_EVERY_SECONDS:
             return
         self._last_health_check = clock
-        health.watch(deliver_in_background=True)
+        # In a thread of its own: the loop does not wait for it (its look-ups took tens
+        # of ms with a big history, the start lag of every job due meanwhile).
+        health.watch_in_background()
 
     def request_stop(self) -> None:
         """Stop claiming; serve() then finishes in-flight runs and returns.

@@ -18,7 +18,7 @@ from jobs.management.commands.benchmark import format_report, throwaway_database
 TINY = [
     "--jobs", "40",
     "--rate", "20", "--seconds", "1", "--warmup", "0.5",
-    "--scale-jobs", "100",
+    "--scale-jobs", "100", "--tries", "1",
     "--pages-jobs", "20", "--runs", "200", "--repeat", "1",
     "--alerts-running", "4",
     "--upcoming-jobs", "40",
@@ -117,6 +117,20 @@ FIELDS = {
         "claim_batch",
         "passes",
     },
+    "once": {
+        "jobs",
+        "due",
+        "workers",
+        "tries",
+        "runs",
+        "unfinished",
+        "process_s",
+        "process_max_s",
+        "first_start_s",
+        "last_finish_s",
+        "empty_process_s",
+        "processes",
+    },
     "pages": {
         "jobs",
         "runs",
@@ -183,7 +197,16 @@ def test_every_scenario_runs_on_a_tiny_size_and_reports_every_field(capfd):
     assert report["machine"]["cpu_count"] >= 1
     assert report["machine"]["database"] == connection.vendor
     results = {result["scenario"]: result for result in report["results"]}
-    assert list(results) == ["burst", "steady", "scale", "pages", "alerts", "upcoming", "executors"]
+    assert list(results) == [
+        "burst",
+        "steady",
+        "scale",
+        "once",
+        "pages",
+        "alerts",
+        "upcoming",
+        "executors",
+    ]
     for scenario, fields in FIELDS.items():
         assert set(results[scenario]) == fields | COMMON_FIELDS, scenario
 
@@ -199,6 +222,13 @@ def test_every_scenario_runs_on_a_tiny_size_and_reports_every_field(capfd):
         (100, 0),
         (100, 1),
     ]
+    # A whole runscheduler --once process ran the 40 due of the 100 jobs, then one with
+    # nothing due; the runs started and finished within the process's time.
+    whole = results["once"]
+    assert (whole["jobs"], whole["due"], whole["runs"], whole["unfinished"]) == (100, 40, 40, 0)
+    assert [row["due"] for row in whole["processes"]] == [40, 0]
+    assert 0 < whole["first_start_s"] <= whole["last_finish_s"] < whole["process_s"]
+    assert whole["empty_process_s"] > 0
     pages = results["pages"]
     assert pages["runs"] == 200
     assert {"page", "median_ms", "p90_ms", "cpu_ms", "queries"} <= set(pages["pages"][0])
@@ -229,6 +259,7 @@ def test_every_scenario_runs_on_a_tiny_size_and_reports_every_field(capfd):
         ["--workers", "0"],
         ["--seconds", "0"],
         ["--repeat", "0"],
+        ["--tries", "0"],
     ],
 )
 def test_out_of_range_arguments_are_refused(args):

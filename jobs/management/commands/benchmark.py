@@ -32,7 +32,7 @@ from jobs.sql.bench import bench_support
 
 __all__ = ["Command", "format_report", "throwaway_database"]
 
-SCENARIOS = ("burst", "steady", "scale", "pages", "alerts", "upcoming", "executors")
+SCENARIOS = ("burst", "steady", "scale", "once", "pages", "alerts", "upcoming", "executors")
 
 
 def _sizes(text: str) -> list[int]:
@@ -95,6 +95,12 @@ class Command(BaseCommand):
             type=int,
             default=1_000_000,
             help="defined jobs (1,000,000); also measured with a tenth",
+        )
+        group = parser.add_argument_group(
+            "once: whole runscheduler --once processes over --scale-jobs jobs, --jobs due"
+        )
+        group.add_argument(
+            "--tries", type=int, default=3, help="processes timed per size, and empty (3)"
         )
         group = parser.add_argument_group("pages")
         group.add_argument("--pages-jobs", type=int, default=10_000, help="jobs (10,000)")
@@ -191,6 +197,7 @@ class Command(BaseCommand):
         if options["keep_per_job"] is not None:
             check("keep-per-job", [options["keep_per_job"]], 0, 10_000_000)
         check("scale-jobs", [options["scale_jobs"]], 10, 10_000_000)
+        check("tries", [options["tries"]], 1, 100)
         check("pages-jobs", [options["pages_jobs"]], 20, 1_000_000)
         check("upcoming-jobs", [options["upcoming_jobs"]], 20, 1_000_000)
         check("runs", [options["runs"]], 0, 10_000_000)
@@ -238,6 +245,17 @@ class Command(BaseCommand):
                 plan.append(
                     {"scenario": "scale", "jobs": options["scale_jobs"], "workers": workers}
                 )
+            elif scenario == "once":
+                plan += [
+                    {
+                        "scenario": "once",
+                        "jobs": options["scale_jobs"],
+                        "due": due,
+                        "workers": workers,
+                        "tries": options["tries"],
+                    }
+                    for due in options["jobs"]
+                ]
             elif scenario == "alerts":
                 plan.append(
                     {
@@ -286,6 +304,7 @@ class Command(BaseCommand):
             burst,
             executors,
             machine,
+            once,
             pages,
             scale,
             steady,
@@ -317,6 +336,10 @@ class Command(BaseCommand):
             )
         elif scenario == "scale":
             result = scale.run(spec["jobs"], spec["workers"], progress)
+        elif scenario == "once":
+            result = once.run(
+                spec["jobs"], spec["due"], spec["workers"], progress, tries=spec["tries"]
+            )
         elif scenario == "executors":
             result = executors.run(
                 spec["runs"],
@@ -410,6 +433,8 @@ def _describe(spec: dict[str, Any]) -> str:
         return f"steady, {spec['rate']:,} runs/s for {spec['seconds']:g} s"
     if scenario == "scale":
         return f"scale, {spec['jobs']:,} jobs"
+    if scenario == "once":
+        return f"once, runscheduler --once over {spec['jobs']:,} jobs, {spec['due']:,} due"
     if scenario == "alerts":
         return f"alerts, {spec['runs']:,} runs of one job, {spec['running']:,} running"
     if scenario == "upcoming":

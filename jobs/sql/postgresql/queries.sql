@@ -24,12 +24,16 @@ SELECT id, name, command, schedule_type, interval, interval_unit, misfire_policy
  ORDER BY next_run_at LIMIT %s
    FOR UPDATE SKIP LOCKED
 -- name: move_jobs
--- A claimed job's next occurrence, only if nobody moved it since it was read.
+-- A claimed job's next occurrence, only if nobody moved it since it was read. Each row
+-- by primary key. Differs from SQLite: `IS NOT DISTINCT FROM` (the same as `=` here, a
+-- due job's next_run_at is never NULL) is no condition jobs_job_due can serve, so the
+-- planner joins on the primary key. With `=` it walked jobs_job_due for each row, past
+-- every job due at the same instant: 10,000 due at once among 1,000,000 took 1.6 s.
 -- params: next_run_at, is_active, job_key, read_next_run_at
 -- rows: (%s::timestamptz, %s::boolean, %s::uuid, %s::timestamptz)
 UPDATE {job_table} AS t SET next_run_at = v.next_run_at, is_active = v.is_active
   FROM (VALUES {rows}) AS v(next_run_at, is_active, id, read_next_run_at)
- WHERE t.id = v.id AND t.is_active AND t.next_run_at = v.read_next_run_at
+ WHERE t.id = v.id AND t.is_active AND t.next_run_at IS NOT DISTINCT FROM v.read_next_run_at
 -- name: insert_runs
 -- A second claim of the same occurrence inserts nothing: the unique
 -- (job, scheduled_for, attempt) constraint. Each run has its job's queue and priority
