@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import random
 import zoneinfo
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from typing import NamedTuple
 
 from cronsim import CronSim, CronSimError
 
@@ -93,9 +93,10 @@ def first_occurrence_at_or_after(anchor: datetime, step: timedelta, moment: date
     return anchor + steps * step
 
 
-@dataclass(frozen=True)
-class ClaimPlan:
-    """What one claim of a job does: the occurrences to run and where the job goes next."""
+class ClaimPlan(NamedTuple):
+    """What one claim of a job does: the occurrences to run and where the job goes next.
+    A NamedTuple: one is made per due job on the claim's critical path (a frozen
+    dataclass took twice as long to make)."""
 
     run_at: tuple[datetime, ...]
     next_run_at: datetime | None
