@@ -33,10 +33,15 @@ def test_one_pass_runs_every_due_job_to_the_end(make_job, clock, instant):
     for i in range(30):
         make_job(name=f"job {i}", interval=1, interval_unit="minute")
     clock.move_to(NOW + timedelta(minutes=1))
-    stats = Scheduler(workers=3).run_once()
+    scheduler = Scheduler(workers=3)
+    stats = scheduler.run_once()
     assert stats.claimed == 30
     assert JobHistory.objects.filter(status=RunStatus.SUCCESS).count() == 30
     assert not JobHistory.objects.exclude(status=RunStatus.SUCCESS).exists()
+    # The idle pool had room for some: the claim inserted those running for it (no start
+    # UPDATE), and a worker finished them under the pool's name.
+    owners = set(JobHistory.objects.values_list("worker", flat=True))
+    assert scheduler.handoff.owner in owners
 
 
 @pytest.mark.django_db(transaction=True)
