@@ -33,6 +33,10 @@ logger = logging.getLogger("jobs.runtime.scheduler")
 
 # The most runs a worker thread starts with one statement.
 MAX_WORKER_BATCH = 256
+# How much a worker's batch grows after a batch of instant runs (1, 4, 16, 64, 256: a
+# burst reaches full batches after four, where doubling took eight small transactions
+# per worker); a slow run still brings it back to one at once.
+GROWTH = 4
 # Runs the process keeps queued in memory; the rest wait as pending rows in the database,
 # where any scheduler can take them.
 QUEUE_HIGH_WATER = 4096
@@ -203,7 +207,12 @@ class WorkerPool:
         if self._stopping.is_set():
             self._release_started(list(tickets))
             return 0
-        size = min(MAX_WORKER_BATCH, -(-len(tickets) // self.workers))
+        # In pieces as big as the biggest batch a worker takes now, while that is more
+        # than a share each: fewer, bigger transactions while runs are instant (a piece
+        # is one finish). After slow runs the offer was one run per free worker, so the
+        # pieces are of one run.
+        share = -(-len(tickets) // self.workers)
+        size = min(MAX_WORKER_BATCH, max(share, *self._batch_sizes.values()))
         with self._local_lock:
             self._local.update(keys)
             for index in range(0, len(tickets), size):
@@ -360,7 +369,7 @@ class WorkerPool:
                 # Grow batches while runs are instant, fall back to one at a time as soon
                 # as one is not: a slow run never holds others hostage for long.
                 fast = not handed_back and time.monotonic() - began < 0.02 * len(tickets)
-                batch_size = min(MAX_WORKER_BATCH, batch_size * 2) if fast else 1
+                batch_size = min(MAX_WORKER_BATCH, batch_size * GROWTH) if fast else 1
                 self._batch_sizes[worker] = batch_size
                 if isinstance(marker, _Marker):
                     take_size = self._take(marker, worker, take_size)
@@ -375,7 +384,7 @@ class WorkerPool:
         began = time.monotonic()
         handed_back = self._run_tickets(item.tickets, self.owner, started=True)
         fast = not handed_back and time.monotonic() - began < 0.02 * len(item.tickets)
-        batch_size = min(MAX_WORKER_BATCH, batch_size * 2) if fast else 1
+        batch_size = min(MAX_WORKER_BATCH, batch_size * GROWTH) if fast else 1
         self._batch_sizes[worker] = batch_size
         return batch_size
 
