@@ -212,7 +212,7 @@ class WorkerPool:
         # is one finish). After slow runs the offer was one run per free worker, so the
         # pieces are of one run.
         share = -(-len(tickets) // self.workers)
-        size = min(MAX_WORKER_BATCH, max(share, *self._batch_sizes.values()))
+        size = min(MAX_WORKER_BATCH, max(share, max(self._batch_sizes.values(), default=1)))
         with self._local_lock:
             self._local.update(keys)
             for index in range(0, len(tickets), size):
