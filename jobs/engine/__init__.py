@@ -25,7 +25,7 @@ from jobs.engine.actions import (
     retry_run,
     run_now,
 )
-from jobs.engine.claim import claim_due
+from jobs.engine.claim import ClaimedRuns, StartNow, claim_due, claim_due_starting
 from jobs.engine.lifecycle import finish, heartbeat, release, start
 from jobs.engine.live import write_live_logs
 from jobs.engine.pause import pause, pause_window, resume, settle_expired
@@ -45,10 +45,13 @@ from jobs.engine.work import (
 
 __all__ = [
     "CancelRefused",
+    "ClaimedRuns",
     "RetryRefused",
+    "StartNow",
     "Wake",
     "cancel_run",
     "claim_due",
+    "claim_due_starting",
     "dispatch_ready",
     "finish",
     "free_slots",

@@ -17,6 +17,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
+from typing import NamedTuple
 
 from django.utils import timezone
 
@@ -38,9 +39,33 @@ _SCHEDULE = Trigger.SCHEDULE.value
 _SIMULATED = ExecutorKind.SIMULATED.value
 
 
+class StartNow(NamedTuple):
+    """Runs the claiming process executes at once (its worker pool has room for them):
+    inserted running for `worker`, so that no start UPDATE follows (one write instead of
+    two). At most `most` of them, of `queues` (None: any queue) but not of `skip` (the
+    queues with a limit, whose starts count under a lock: jobs/engine/slots.py)."""
+
+    worker: str
+    most: int
+    queues: frozenset[str] | None = None
+    skip: frozenset[str] = frozenset()
+
+    def takes(self, queue: str) -> bool:
+        return (self.queues is None or queue in self.queues) and queue not in self.skip
+
+
+class ClaimedRuns(NamedTuple):
+    """What a claim inserted: runs left pending, and runs inserted running (StartNow)."""
+
+    pending: list[RunTicket]
+    started: list[RunTicket]
+
+
 @dataclass(slots=True)
 class ClaimPlan:
     tickets: list[RunTicket] = field(default_factory=list)
+    # Keys of the runs inserted running (StartNow).
+    started: set[str] = field(default_factory=set)
     runs: list[NewRun] = field(default_factory=list)
     moves: list[JobMove] = field(default_factory=list)
     # What the overlap policies decided (None when every job in the batch allows overlap).
@@ -52,16 +77,30 @@ class ClaimPlan:
 class ScheduledRun:
     """Adds a job's scheduled occurrence to a plan: its pending run and its ticket."""
 
-    __slots__ = ("db_dispatched_at", "db_now", "plan", "store")
+    __slots__ = ("db_dispatched_at", "db_now", "plan", "start", "store")
 
-    def __init__(self, s: Store, plan: ClaimPlan, db_now: object, db_dispatched_at: object):
+    def __init__(
+        self,
+        s: Store,
+        plan: ClaimPlan,
+        db_now: object,
+        db_dispatched_at: object,
+        start: StartNow | None = None,
+    ):
         self.store = s
         self.plan = plan
         self.db_now = db_now
         self.db_dispatched_at = db_dispatched_at
+        self.start = start
 
     def add(self, job: DueJob, scheduled_for: datetime) -> str:
         key = new_key()
+        started_by = ""
+        start = self.start
+        if start is not None and len(self.plan.started) < start.most and start.takes(job.queue):
+            # Due, so it may start now (its not_before is its occurrence).
+            started_by = start.worker
+            self.plan.started.add(key)
         at = self.store.adapt_datetime(scheduled_for)
         if job.executor == _SIMULATED:
             # The hot path: a simulated run stores and carries no arguments.
@@ -87,6 +126,7 @@ class ScheduledRun:
                 db_arguments,
                 job.queue,
                 job.priority,
+                started_by,
             )
         )
         self.plan.tickets.append(
@@ -122,23 +162,47 @@ def claim_due(
     after JOBS_REDISPATCH_SECONDS). Jobs whose overlap policy forbids or replaces
     overlapping runs cost one more SELECT for the batch (see overlap.py).
     """
+    claimed = claim_due_starting(now, limit=limit, dispatched=dispatched)
+    return claimed.pending
+
+
+def claim_due_starting(
+    now: datetime | None = None,
+    *,
+    limit: int | None = None,
+    dispatched: bool = False,
+    start: StartNow | None = None,
+) -> ClaimedRuns:
+    """claim_due, with up to `start.most` of the new runs inserted running for
+    `start.worker` (the caller executes them at once and finishes them as that worker;
+    if it dies first, the reaper fails and retries them after the lease, as any run
+    whose worker died). The runs are inserted running only in the claim's transaction,
+    so a pause, a second claim or an overlap policy decides about them as about any."""
     now = now or timezone.now()
     limit = limit or conf.claim_batch()
     s = store()
     db_now = s.adapt_datetime(now)
+    if start is not None and start.most <= 0:
+        start = None
 
     def plan(ops: Operations) -> ClaimPlan | None:
         jobs = ops.due_jobs(db_now, limit)
-        return _plan(ops, jobs, now, db_now, dispatched) if jobs else None
+        return _plan(ops, jobs, now, db_now, dispatched, start) if jobs else None
 
     claimed = s.claim(plan, _apply)
     if claimed is None:
-        return []
+        return ClaimedRuns([], [])
     tickets = claimed.plan.tickets
     if len(claimed.inserted) != len(tickets):
         # Someone else had already created these occurrences: theirs to run.
-        return [t for t in tickets if t.run_key in claimed.inserted]
-    return tickets
+        tickets = [t for t in tickets if t.run_key in claimed.inserted]
+    started = claimed.plan.started
+    if not started:
+        return ClaimedRuns(tickets, [])
+    return ClaimedRuns(
+        [t for t in tickets if t.run_key not in started],
+        [t for t in tickets if t.run_key in started],
+    )
 
 
 def _apply(ops: Operations, plan: ClaimPlan, all_or_nothing: bool) -> set[str]:
@@ -178,12 +242,17 @@ def _occurrences(job: DueJob, now: datetime, grace: timedelta) -> schedules.Clai
 
 
 def _plan(
-    ops: Operations, jobs: list[DueJob], now: datetime, db_now: object, dispatched: bool
+    ops: Operations,
+    jobs: list[DueJob],
+    now: datetime,
+    db_now: object,
+    dispatched: bool,
+    start: StartNow | None = None,
 ) -> ClaimPlan:
     s = ops.store
     grace = conf.misfire_grace()
     plan = ClaimPlan(db_now=db_now)
-    scheduled = ScheduledRun(s, plan, db_now, db_now if dispatched else None)
+    scheduled = ScheduledRun(s, plan, db_now, db_now if dispatched else None, start)
     # Jobs whose overlap policy is not "allow": their occurrences are decided after the
     # loop, with one query for the whole batch.
     guarded: list[overlap.Guarded] = []

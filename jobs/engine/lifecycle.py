@@ -78,7 +78,8 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
     if not results:
         return 0
     s = store()
-    dt = s.adapt_datetime
+    # Each start and finish is a moment of its own: not worth the datetime cache.
+    dt = s.adapt_moment
     # Build the rows before taking the writer lock: this Python work then overlaps
     # another thread's SQL (SQLite releases the GIL while it works).
     run_rows = []

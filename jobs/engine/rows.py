@@ -13,6 +13,7 @@ from jobs.sql.base import Store
 from jobs.sql.rows import JobOutcome, NewRun, RetryRun
 
 _PENDING = RunStatus.PENDING.value
+_RUNNING = RunStatus.RUNNING.value
 
 
 # A NamedTuple's own __new__ is a Python function; tuple.__new__ makes the same row with
@@ -33,10 +34,13 @@ def pending_run(
     db_arguments: object,
     queue: str,
     priority: int,
+    started_by: str = "",
 ) -> NewRun:
-    """A pending run to insert, from values already adapted by the store (`db_now`: one
-    value for a whole batch; `db_arguments`: JSON text, None for a simulated run), in its
-    job's queue with its priority."""
+    """A run to insert, from values already adapted by the store (`db_now`: one value
+    for a whole batch; `db_arguments`: JSON text, None for a simulated run), in its job's
+    queue with its priority: pending, or, with `started_by`, running for that worker
+    since `db_now` (the claiming process's pool executes it at once)."""
+    started_at = db_now if started_by else None
     return _make_row(
         NewRun,
         (
@@ -44,16 +48,18 @@ def pending_run(
             job_key,
             db_scheduled_for,
             attempt,
-            _PENDING,
+            _RUNNING if started_by else _PENDING,
             trigger,
             db_not_before,
             "",
-            "",
+            started_by,
             db_now,
             db_dispatched_at,
             db_arguments,
             queue,
             priority,
+            started_at,
+            started_at,
         ),
     )
 

@@ -72,6 +72,13 @@ class ExecutionContext:
                 event = self._stop
         return event
 
+    @property
+    def stop_requested(self) -> bool:
+        """Whether the run was asked to stop: `stop.is_set()`, without making the Event
+        of a run nobody stopped."""
+        event = self._stop
+        return event is not None and event.is_set()
+
     def request_stop(self, reason: str) -> None:
         """Stop the run for `reason`; the first reason given stays."""
         if not self.reason:

@@ -64,7 +64,7 @@ class PythonExecutor:
             # sys.exit() in a task ends the task, not the worker thread running it.
             output.line(f"the task called sys.exit({exit_.code!r}).")
             return Outcome(succeeded=exit_.code in (None, 0), log=output.text())
-        if context.stop.is_set():
+        if context.stop_requested:
             output.line(f"the task returned after it was asked to stop ({context.stop_words()}).")
             return Outcome(succeeded=False, log=output.text())
         output.line(f"returned: {registry.short_repr(result, RESULT_MAX_CHARS)}")

@@ -33,6 +33,10 @@ logger = logging.getLogger("jobs.runtime.scheduler")
 
 # The most runs a worker thread starts with one statement.
 MAX_WORKER_BATCH = 256
+# How much a worker's batch grows after a batch of instant runs (1, 4, 16, 64, 256: a
+# burst reaches full batches after four, where doubling took eight small transactions
+# per worker); a slow run still brings it back to one at once.
+GROWTH = 4
 # Runs the process keeps queued in memory; the rest wait as pending rows in the database,
 # where any scheduler can take them.
 QUEUE_HIGH_WATER = 4096
@@ -53,6 +57,18 @@ class _Marker:
     def __init__(self, priority: int, key: str = "") -> None:
         self.priority = priority
         self.key = key
+
+
+class _Started:
+    """An item of the in-memory queue: runs the claim inserted running for this pool
+    (engine.StartNow), executed together by one worker. Ordered by the best priority
+    among them."""
+
+    __slots__ = ("priority", "tickets")
+
+    def __init__(self, tickets: list[RunTicket]) -> None:
+        self.tickets = tickets
+        self.priority = max(t.priority for t in tickets)
 
 
 # After every run (the queue is drained before it is put).
@@ -132,6 +148,12 @@ class WorkerPool:
         self._ready_limited: set[str] = set()
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
+        # The worker name of the runs a claim inserts running for this pool (StartNow):
+        # any of its threads executes them, and finishes them under this name.
+        self.owner = f"{name}/claim"
+        # Each worker thread's batch size now (1 after a slow run, up to MAX_WORKER_BATCH
+        # while runs are instant): how many runs the pool would start at once.
+        self._batch_sizes: dict[str, int] = {}
 
     def serves(self, queue_name: str) -> bool:
         return self.queues is None or queue_name in self.queues
@@ -139,9 +161,9 @@ class WorkerPool:
     def start(self) -> None:
         self.heartbeater.start()
         for index in range(self.workers):
-            thread = threading.Thread(
-                target=self._worker_loop, args=(f"{self.name}/w{index + 1}",), daemon=True
-            )
+            worker = f"{self.name}/w{index + 1}"
+            self._batch_sizes[worker] = 1
+            thread = threading.Thread(target=self._worker_loop, args=(worker,), daemon=True)
             thread.start()
             self._threads.append(thread)
 
@@ -158,6 +180,56 @@ class WorkerPool:
             offered = self._offer_takes(limited, self.workers) if limited else 0
             return offered + (self._enqueue(tickets) if tickets and self._room() > 0 else 0)
         return self._enqueue(tickets) if tickets and self._room() > 0 else 0
+
+    def start_offer(self) -> engine.StartNow | None:
+        """How many of the runs a claim makes this pool would start at once: what its
+        workers take in one batch each (MAX_WORKER_BATCH each while runs are instant, one
+        after a slow run) less the runs already queued or in flight. The claim inserts
+        that many running for this pool (one write instead of an insert and a start);
+        None when there is no room. Never runs of a queue with a limit, or of a queue not
+        served here."""
+        if self._stopping.is_set() or not self._threads:
+            return None
+        with self._local_lock:
+            room = sum(self._batch_sizes.values()) - len(self._local)
+        if room <= 0:
+            return None
+        served = None if self.queues is None else self.queues - self.limits.keys()
+        return engine.StartNow(self.owner, room, served, frozenset(self.limits))
+
+    def hand_started(self, tickets: Sequence[RunTicket]) -> int:
+        """Queue runs the claim inserted running for this pool (start_offer), shared out
+        among the workers; they are kept alive by the heartbeat from now on."""
+        if not tickets:
+            return 0
+        keys = [t.run_key for t in tickets]
+        self.heartbeater.hold(keys)
+        if self._stopping.is_set():
+            self._release_started(list(tickets))
+            return 0
+        # In pieces as big as the biggest batch a worker takes now, while that is more
+        # than a share each: fewer, bigger transactions while runs are instant (a piece
+        # is one finish). After slow runs the offer was one run per free worker, so the
+        # pieces are of one run.
+        share = -(-len(tickets) // self.workers)
+        size = min(MAX_WORKER_BATCH, max(share, max(self._batch_sizes.values(), default=1)))
+        with self._local_lock:
+            self._local.update(keys)
+            for index in range(0, len(tickets), size):
+                self._queue.put(_Started(list(tickets[index : index + size])))
+        return len(tickets)
+
+    def _release_started(self, tickets: list[RunTicket]) -> None:
+        """Runs inserted running for this pool that will not execute here (stopping):
+        back to pending for any scheduler (if the database is down, the reaper fails and
+        retries them after the lease)."""
+        try:
+            engine.release(tickets, self.owner)
+        except Exception:
+            logger.exception("could not hand %d started runs back", len(tickets))
+            close_old_connections()
+        finally:
+            self.heartbeater.drop([t.run_key for t in tickets])
 
     def feed_ready(self, now: datetime | None, batch: int) -> int:
         """Queue pending runs that may start now (retries, run now, handed back, claimed
@@ -238,11 +310,16 @@ class WorkerPool:
                 break
             if item is not _STOP:
                 dropped.append(item)
+        started = [t for item in dropped if isinstance(item, _Started) for t in item.tickets]
+        if started:
+            self._release_started(started)
         with self._local_lock:
             for item in dropped:
                 if isinstance(item, _Marker):
                     self._local.discard(item.key)
                     self._takes -= 1
+                elif isinstance(item, _Started):
+                    self._local.difference_update(t.run_key for t in item.tickets)
                 else:
                     self._local.discard(item.run_key)
             if not self._local:
@@ -276,6 +353,9 @@ class WorkerPool:
                 if isinstance(first, _Marker):
                     take_size = self._take(first, worker, take_size)
                     continue
+                if isinstance(first, _Started):
+                    batch_size = self._run_started(first, worker, batch_size)
+                    continue
                 tickets = [first]
                 marker = None
                 while len(tickets) < batch_size:
@@ -286,8 +366,8 @@ class WorkerPool:
                     if item is _STOP:
                         self._queue.put(_STOP)  # leave it for this loop's next get
                         break
-                    if isinstance(item, _Marker):
-                        marker = item  # taken after this batch
+                    if isinstance(item, _Marker | _Started):
+                        marker = item  # taken or run after this batch
                         break
                     tickets.append(item)
                 began = time.monotonic()
@@ -295,11 +375,24 @@ class WorkerPool:
                 # Grow batches while runs are instant, fall back to one at a time as soon
                 # as one is not: a slow run never holds others hostage for long.
                 fast = not handed_back and time.monotonic() - began < 0.02 * len(tickets)
-                batch_size = min(MAX_WORKER_BATCH, batch_size * 2) if fast else 1
-                if marker is not None:
+                batch_size = min(MAX_WORKER_BATCH, batch_size * GROWTH) if fast else 1
+                self._batch_sizes[worker] = batch_size
+                if isinstance(marker, _Marker):
                     take_size = self._take(marker, worker, take_size)
+                elif marker is not None:
+                    batch_size = self._run_started(marker, worker, batch_size)
         finally:
             connection.close()
+
+    def _run_started(self, item: _Started, worker: str, batch_size: int) -> int:
+        """Execute runs the claim inserted running for this pool (as its owner name);
+        returns the worker's next batch size, grown or reset as after any batch."""
+        began = time.monotonic()
+        handed_back = self._run_tickets(item.tickets, self.owner, started=True)
+        fast = not handed_back and time.monotonic() - began < 0.02 * len(item.tickets)
+        batch_size = min(MAX_WORKER_BATCH, batch_size * GROWTH) if fast else 1
+        self._batch_sizes[worker] = batch_size
+        return batch_size
 
     def _take(self, marker: _Marker, worker: str, most: int) -> int:
         """Take the best waiting runs of a limited queue with room (at most `most`), and
@@ -427,6 +520,13 @@ class HueyHandoff:
 
     def start(self) -> None:
         pass
+
+    def start_offer(self) -> None:
+        """Runs go to Huey's workers: a claim starts none here."""
+        return None
+
+    def hand_started(self, tickets: Sequence[RunTicket]) -> int:
+        raise RuntimeError("a claim starts no run for Huey (start_offer is None)")
 
     def hand(self, tickets: Sequence[RunTicket]) -> int:
         """Hand claimed runs to Huey (unless this process hands out only some queues)."""

@@ -123,15 +123,24 @@ class Scheduler:
         stats = PassStats()
         claiming = not self._paused_for_pass(now or timezone.now())
         batch = conf.claim_batch()
+        # A hand-off that can execute runs at once (WorkerPool.start_offer); a test's
+        # stand-in need not.
+        start_offer = getattr(self.handoff, "start_offer", None)
         while claiming and not self._stopping.is_set():
-            tickets = engine.claim_due(
+            # Runs the pool has room for are inserted running for it (one write each,
+            # no start UPDATE after): pool.start_offer().
+            claimed = engine.claim_due_starting(
                 claim_until or now or timezone.now(),
                 limit=batch,
                 dispatched=self.handoff.dispatched,
+                start=start_offer() if start_offer is not None else None,
             )
-            stats.claimed += len(tickets)
-            stats.fed += self.handoff.hand(tickets)
-            if len(tickets) < batch:
+            count = len(claimed.pending) + len(claimed.started)
+            stats.claimed += count
+            if claimed.started:
+                stats.fed += self.handoff.hand_started(claimed.started)
+            stats.fed += self.handoff.hand(claimed.pending)
+            if count < batch:
                 break
         # The heartbeat (a write, every few seconds) after the claims, not before: the
         # jobs due now are not kept waiting behind it.

@@ -174,6 +174,11 @@ class Store:
         """An aware datetime as a statement parameter."""
         raise NotImplementedError
 
+    def adapt_moment(self, value: datetime) -> object:
+        """An aware datetime seen once (a run's start or finish) as a statement
+        parameter: adapt_datetime without its cache, which such values only fill."""
+        return self.adapt_datetime(value)
+
     def read_datetime(self, value: object) -> datetime | None:
         """A datetime as a statement returned it (aware)."""
         raise NotImplementedError

@@ -50,7 +50,8 @@ class JobMove(NamedTuple):
 
 
 class NewRun(NamedTuple):
-    """A run to insert (statement insert_runs)."""
+    """A run to insert (statement insert_runs): pending, or running when the claiming
+    process's pool starts it at once (`worker`, `started_at` and `heartbeat_at` set)."""
 
     key: str
     job_key: str
@@ -66,6 +67,8 @@ class NewRun(NamedTuple):
     arguments: object  # JSON text (store.adapt_json); NULL for simulated runs
     queue: str  # the job's, as the claim read it
     priority: int
+    started_at: object  # None while pending
+    heartbeat_at: object
 
 
 class RetryRun(NamedTuple):

@@ -299,3 +299,51 @@ def test_a_job_claimed_by_another_scheduler_after_it_was_read_is_not_claimed_twi
     assert JobHistory.objects.count() == 1
     job.refresh_from_db()
     assert job.next_run_at == due + timedelta(seconds=10)
+
+
+def test_a_claim_inserts_the_runs_its_pool_has_room_for_running_and_the_rest_pending(
+    make_job, clock
+):
+    jobs = [make_job(name=f"j{i}") for i in range(4)]
+    reports = make_job(name="reports", queue="reports")
+    clock.move_to(jobs[0].next_run_at)
+    offer = engine.StartNow("host:1/claim", 2, skip=frozenset({"reports"}))
+    claimed = engine.claim_due_starting(start=offer)
+    assert len(claimed.started) == 2 and len(claimed.pending) == 3
+    assert reports.name in {t.job_name for t in claimed.pending}  # a limited queue: never
+    started = JobHistory.objects.filter(status=RunStatus.RUNNING)
+    assert {run.pk for run in started} == {t.run_id for t in claimed.started}
+    for run in started:
+        assert run.worker == "host:1/claim"
+        assert run.started_at == run.heartbeat_at == timezone.now()
+    assert set(
+        JobHistory.objects.filter(status=RunStatus.PENDING).values_list("worker", flat=True)
+    ) == {""}
+    # Started already: another worker cannot start them again, their owner finishes them.
+    assert engine.start(claimed.started, WORKER) == []
+    now = timezone.now()
+    results = [RunResult(t, True, "ok", now, now) for t in claimed.started]
+    assert engine.finish(results, "host:1/claim") == 2
+    # A second claim of the same moment inserts nothing, running or pending.
+    assert engine.claim_due_starting(timezone.now(), start=offer) == ([], [])
+    assert JobHistory.objects.count() == 5
+
+
+def test_a_claim_that_starts_runs_inserts_nothing_while_paused(make_job, clock):
+    job = make_job()
+    clock.move_to(job.next_run_at)
+    engine.pause(note="maintenance")
+    claimed = engine.claim_due_starting(start=engine.StartNow("host:1/claim", 10))
+    assert claimed == ([], []) and not JobHistory.objects.exists()
+
+
+def test_runs_inserted_running_whose_process_died_are_reaped_and_retried(make_job, clock, settings):
+    job = make_job(max_retries=1)
+    clock.move_to(job.next_run_at)
+    claimed = engine.claim_due_starting(start=engine.StartNow("dead:1/claim", 10))
+    assert len(claimed.started) == 1
+    clock.shift(timedelta(seconds=settings.JOBS_LEASE_SECONDS + 1))
+    assert engine.reap() == 1
+    first, retry = JobHistory.objects.order_by("attempt")
+    assert first.status == RunStatus.FAILED and first.attempt == 1
+    assert retry.status == RunStatus.PENDING and retry.attempt == 2

@@ -172,6 +172,14 @@ def test_a_task_sees_that_it_should_stop():
     assert "asked to stop (the run was cancelled)" in outcome.log
 
 
+def test_a_context_says_whether_its_run_was_asked_to_stop_without_making_an_event():
+    context = ExecutionContext()
+    assert context.stop_requested is False
+    assert context._stop is None  # a run nobody stops never makes its Event
+    context.request_stop("timeout")
+    assert context.stop_requested is True and context.stop.is_set()
+
+
 def test_a_task_no_longer_registered_fails_its_runs_and_the_scheduler_goes_on(calls):
     gone = python_job("jobs.tests.sample_tasks.returns_quickly", name="gone")
     fine = python_job("jobs.tests.sample_tasks.record", {"key": "fine"}, name="fine")

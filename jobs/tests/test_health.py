@@ -202,7 +202,9 @@ def test_a_running_scheduler_notices_due_work_left_unclaimed(clock, settings, mo
     with webhook_server() as hook:
         settings.JOBS_ADMIN_ALERT_URL = hook.url
         make_job(name="stuck")
-        monkeypatch.setattr(engine, "claim_due", lambda *args, **kwargs: [])
+        monkeypatch.setattr(
+            engine, "claim_due_starting", lambda *args, **kwargs: engine.ClaimedRuns([], [])
+        )
         # Its own name: this process's heartbeats are written at most every 5 s per name.
         loop = Scheduler(workers=1, name="host:noticing")
         clock.move_to(NOW + timedelta(minutes=1))

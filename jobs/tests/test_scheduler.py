@@ -33,10 +33,15 @@ def test_one_pass_runs_every_due_job_to_the_end(make_job, clock, instant):
     for i in range(30):
         make_job(name=f"job {i}", interval=1, interval_unit="minute")
     clock.move_to(NOW + timedelta(minutes=1))
-    stats = Scheduler(workers=3).run_once()
+    scheduler = Scheduler(workers=3)
+    stats = scheduler.run_once()
     assert stats.claimed == 30
     assert JobHistory.objects.filter(status=RunStatus.SUCCESS).count() == 30
     assert not JobHistory.objects.exclude(status=RunStatus.SUCCESS).exists()
+    # The idle pool had room for some: the claim inserted those running for it (no start
+    # UPDATE), and a worker finished them under the pool's name.
+    owners = set(JobHistory.objects.values_list("worker", flat=True))
+    assert scheduler.handoff.owner in owners
 
 
 @pytest.mark.django_db(transaction=True)
@@ -179,3 +184,20 @@ def test_once_runs_what_was_due_when_it_started_and_ends_while_jobs_keep_coming_
     assert stats.claimed == 5
     assert executor.runs == 5
     assert JobHistory.objects.count() == 5
+
+
+@pytest.mark.django_db(transaction=True)
+def test_runs_inserted_running_but_not_begun_go_back_to_pending_at_shutdown(make_job, clock):
+    for i in range(3):
+        make_job(name=f"job {i}")
+    clock.move_to(NOW + timedelta(minutes=1))
+    pool = Scheduler(workers=2).handoff  # its threads never started: the runs stay queued
+    claimed = engine.claim_due_starting(start=engine.StartNow(pool.owner, 10))
+    assert len(claimed.started) == 3
+    assert pool.hand_started(claimed.started) == 3
+    pool.stop(grace=0)
+    runs = JobHistory.objects.all()
+    assert {(run.status, run.worker, run.started_at) for run in runs} == {
+        (RunStatus.PENDING, "", None)
+    }
+    assert [t.job_name for t in engine.ready_tickets()] != []  # any scheduler takes them

@@ -37,11 +37,14 @@ UPDATE {job_table} AS t SET next_run_at = v.next_run_at, is_active = v.is_active
 -- name: insert_runs
 -- A second claim of the same occurrence inserts nothing: the unique
 -- (job, scheduled_for, attempt) constraint. Each run has its job's queue and priority
--- as the claim read them.
+-- as the claim read them. A run that this process's pool starts at once is inserted
+-- running (status, worker, started_at and heartbeat_at set): one write instead of an
+-- insert and a start.
 -- The arguments travel as JSON text, cast here (Django reads jsonb as text too).
--- rows: (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s)
+-- rows: (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s)
 INSERT INTO {run_table} (id, job_id, scheduled_for, attempt, status, trigger, not_before,
-                         log, worker, created_at, dispatched_at, arguments, queue, priority)
+                         log, worker, created_at, dispatched_at, arguments, queue, priority,
+                         started_at, heartbeat_at)
 VALUES {rows}
 ON CONFLICT DO NOTHING RETURNING id
 

@@ -42,6 +42,9 @@ class PostgresqlStore(Store):
     def adapt_datetime(self, value: datetime | None) -> datetime | None:
         return value
 
+    def adapt_moment(self, value: datetime) -> datetime | None:
+        return value
+
     def read_datetime(self, value: object) -> datetime | None:
         return value  # type: ignore[return-value]  # timestamptz arrives aware
 

@@ -57,6 +57,11 @@ class SqliteStore(Store):
             _datetime_text[value] = text
         return text
 
+    def adapt_moment(self, value: datetime) -> str | None:
+        if value.tzinfo is UTC:  # datetime.now(UTC), as the workers take it
+            return value.isoformat(" ")[:-6]
+        return self.adapt_datetime(value)
+
     def read_datetime(self, value: object) -> datetime | None:
         return None if value is None else datetime.fromisoformat(value).replace(tzinfo=UTC)  # type: ignore[arg-type]
 
