@@ -17,9 +17,9 @@ from jobs.runtime.scheduler import Scheduler
 @pytest.mark.django_db(transaction=True)
 def test_a_pass_claims_before_it_writes_its_heartbeat(monkeypatch):
     calls = []
-    claim, beat = engine.claim_due, metrics.scheduler_alive
+    claim, beat = engine.claim_due_starting, metrics.scheduler_alive
     monkeypatch.setattr(
-        engine, "claim_due", lambda *a, **k: calls.append("claim") or claim(*a, **k)
+        engine, "claim_due_starting", lambda *a, **k: calls.append("claim") or claim(*a, **k)
     )
     monkeypatch.setattr(
         metrics, "scheduler_alive", lambda *a, **k: calls.append("beat") or beat(*a, **k)
