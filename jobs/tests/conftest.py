@@ -1,6 +1,10 @@
 from __future__ import annotations
 
-from collections.abc import Callable
+import fcntl
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 import time_machine
@@ -11,6 +15,58 @@ from jobs.models import Job, JobHistory
 from jobs.tests import factories
 from jobs.tests.declaring import declaring
 from jobs.tests.factories import NOW
+
+
+def _alone_files(config: pytest.Config) -> tuple[Path, Path, Path] | None:
+    """The lock files the pytest-xdist workers of this one run share (None without xdist):
+    beside the workers' temporary folders (xdist gives each one .../popen-gwN), which
+    pytest prunes, or else in the system's."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run:
+        return None
+    worker_temp = config.option.basetemp
+    folder = Path(worker_temp).parent if worker_temp else Path(tempfile.gettempdir())
+    base = folder / f"jobs-tests-{run}"
+    return Path(f"{base}.turnstile"), Path(f"{base}.lock"), Path(f"{base}.generation")
+
+
+_seen_generation = ""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """A test marked `alone` (it restarts the PostgreSQL server every worker's test
+    database lives on) runs while no other worker runs a test: the others' tests hold a
+    shared lock from their set-up to their teardown, and that test the exclusive one. The
+    turnstile keeps the others from starting new tests while it waits for the lock.
+    Afterwards each worker drops its connections, which the restart cut, before its next
+    test. Without pytest-xdist there is nothing to share, and nothing is locked."""
+    global _seen_generation
+    files = _alone_files(item.config)
+    if files is None:
+        return (yield)
+    turnstile_path, lock_path, generation_path = files
+    alone = item.get_closest_marker("alone") is not None
+    with open(turnstile_path, "a") as turnstile, open(lock_path, "a") as lock:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        if alone:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        else:
+            fcntl.flock(lock, fcntl.LOCK_SH)
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        generation = generation_path.read_text() if generation_path.exists() else ""
+        if generation != _seen_generation:
+            from django.db import connections
+
+            connections.close_all()
+            _seen_generation = generation
+        try:
+            return (yield)
+        finally:
+            if alone:
+                _seen_generation = f"{os.getpid()} {item.nodeid}"
+                generation_path.write_text(_seen_generation)
+            # Closing the files releases both locks.
 
 
 @pytest.fixture(autouse=True)

@@ -125,27 +125,52 @@ def huey_worker(*args: str, **env: object) -> ManagedProcess:
     return ManagedProcess("run_huey", "--workers", "4", "--quiet", *args, **env)
 
 
+class _PortTaken(Exception):
+    """Another process listens on the port a private redis-server was to take."""
+
+
 class RedisServer:
     """A private redis-server on a free loopback port, so a test may restart it."""
 
     def __init__(self) -> None:
         import shutil
-        import socket
 
         binary = shutil.which("redis-server")
         if binary is None:
             raise FileNotFoundError("redis-server is not installed")
         self.binary = binary
+        self.port = self._free_port()
+        self.process: subprocess.Popen | None = None
+        self.started = False
+
+    @staticmethod
+    def _free_port() -> int:
+        import socket
+
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.process: subprocess.Popen | None = None
+            return probe.getsockname()[1]
 
     @property
     def url(self) -> str:
+        """Read it after the first start(), which may have moved to another port."""
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
+        # A restart keeps its port (the processes' REDIS_URL names it); a first start whose
+        # port another pytest-xdist worker took meanwhile moves to a fresh one.
+        for _ in range(1 if self.started else 3):
+            try:
+                self._start()
+                break
+            except _PortTaken:
+                self.stop()
+                self.port = self._free_port()
+        else:
+            raise AssertionError(f"redis-server could not listen on port {self.port}")
+        self.started = True
+
+    def _start(self) -> None:
         import socket
 
         self.process = subprocess.Popen(
@@ -164,13 +189,29 @@ class RedisServer:
             stderr=subprocess.DEVNULL,
         )
 
+        process = self.process
+        ours = f"process_id:{process.pid}\r\n".encode()
+
         def answers() -> bool:
+            # The port was free when probed, but with pytest-xdist another worker's
+            # server may take it first: this one then exits while that one answers. So
+            # the server that answers must say it is our process.
+            if process.poll() is not None:
+                raise _PortTaken(self.port)
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as conn:
-                    conn.sendall(b"PING\r\n")
-                    return conn.recv(16).startswith(b"+PONG")
+                    conn.sendall(b"INFO server\r\n")
+                    reply = b""
+                    while b"process_id:" not in reply or not reply.endswith(b"\r\n"):
+                        chunk = conn.recv(4096)
+                        if not chunk or len(reply) > 65536:
+                            break
+                        reply += chunk
             except OSError:
                 return False
+            if b"process_id:" in reply and ours not in reply:
+                raise _PortTaken(self.port)
+            return ours in reply
 
         wait_until(answers, timeout=10)
 

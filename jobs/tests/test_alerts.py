@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 from datetime import timedelta
 from io import StringIO
@@ -129,11 +130,14 @@ def test_an_unreachable_webhook_is_recorded_as_failed_attempts(
     waits, django_capture_on_commit_callbacks, settings
 ):
     settings.JOBS_ALERT_ATTEMPTS = 2
-    with webhook_server() as hook:
-        url = hook.url  # the server is gone after this block: the port refuses
-    job = make_job(notify_on_failure=True, webhook_url=url)
-    with django_capture_on_commit_callbacks(execute=True):
-        run = fail(job)
+    # A port bound but never listening refuses every connection, and no other process (a
+    # pytest-xdist worker's own webhook server) can take it while the test runs.
+    with socket.socket() as refusing:
+        refusing.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{refusing.getsockname()[1]}/hook"
+        job = make_job(notify_on_failure=True, webhook_url=url)
+        with django_capture_on_commit_callbacks(execute=True):
+            run = fail(job)
     recorded = list(NotificationAttempt.objects.filter(run=run))
     assert [a.status for a in recorded] == ["failed", "failed"]
     assert all(a.response_code is None and a.error for a in recorded)

@@ -274,7 +274,11 @@ def test_a_logged_in_browser_session_can_use_the_api():
 # --- unknown and malformed ids -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("bad_id", [str(uuid.uuid4()), "not-a-uuid", "123"])
+# The ids are fixed so that every pytest-xdist worker collects the same tests (a random
+# UUID in the id differs between workers, and xdist then refuses to run at all).
+@pytest.mark.parametrize(
+    "bad_id", [str(uuid.uuid4()), "not-a-uuid", "123"], ids=["unknown-uuid", "not-a-uuid", "123"]
+)
 def test_unknown_or_malformed_ids_are_404_with_a_json_body(staff, bad_id):
     paths = [
         f"{JOBS}{bad_id}/",

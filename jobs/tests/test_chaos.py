@@ -202,6 +202,7 @@ def test_after_all_schedulers_were_down_missed_occurrences_follow_the_misfire_po
 
 
 @on_postgresql
+@pytest.mark.alone  # the restart cuts every connection to the server (conftest.py)
 def test_schedulers_ride_out_a_database_restart():
     step = timedelta(seconds=1)
     jobs = make_interval_jobs(20, every_seconds=1, start_in=1.0)
