@@ -25,9 +25,9 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from jobs import times
 from jobs.access import VIEW_JOB
 from jobs.models import RUN_COUNT_CAP, Job, JobHistory, JobHistoryQuerySet, capped_count
-from jobs import times
 from jobs.web.screens import admin_screen
 
 StrOrPromise = str | Promise

@@ -13,10 +13,10 @@ from django.template import Context, Template
 from django.test import Client
 from django.utils import timezone, translation
 
+from jobs import times
 from jobs.models import ScheduleType
 from jobs.templatetags.jobs_ui import moment, moment_in, when
 from jobs.tests.factories import make_job
-from jobs import times
 from jobs.web.middleware import TIMEZONE_COOKIE
 from jobs.web.screens import ZONE_HEADER
 

@@ -14,10 +14,10 @@ from django.utils.dateparse import parse_datetime
 from django.utils.text import capfirst
 from django.utils.translation import gettext
 
+from jobs import times
 from jobs.masking import SECRET_CHANGED, WRITE_ONLY_JOB_FIELDS, masked, may_see_secrets
 from jobs.models import Job, JobChange
 from jobs.models.changes import job_values, version
-from jobs import times
 
 CHANGES_PER_PAGE = 20
 # Pages further back are an OFFSET read; older records are in the admin, searchable.

@@ -37,9 +37,9 @@ from django.views.decorators.csrf import csrf_protect
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
+from jobs import times
 from jobs.models import Channel
 from jobs.models.changes import acting
-from jobs import times
 from jobs.web.middleware import request_has_nul, zone_from_request
 
 ViewFunction = Callable[..., HttpResponse]
