@@ -153,6 +153,36 @@ def insert_interval_jobs(
     insert_jobs(rows, progress=progress)
 
 
+def insert_far_jobs(
+    prefix: str,
+    first: int,
+    end: int,
+    far: datetime,
+    *,
+    progress: Progress | None = None,
+) -> None:
+    """Hourly jobs `<prefix> <first>` up to `<prefix> <end>` (excluded), their first
+    occurrences a millisecond apart from `far` on: none comes due on its own while a
+    benchmark runs, and set_due makes a range of them due."""
+    adapt = store().adapt_datetime
+    now = timezone.now()
+    insert_jobs(
+        (
+            job_row(
+                adapt,
+                new_key(),
+                f"{prefix} {i:07d}",
+                every_seconds=3600,
+                first=far + timedelta(milliseconds=i),
+                now=now,
+            )
+            for i in range(first, end)
+        ),
+        chunk=50_000,
+        progress=progress,
+    )
+
+
 def set_due(at: datetime, *, names_below: str | None = None) -> None:
     """Jobs (all, or those whose name sorts before `names_below`: a range of the name
     index) come due at `at`, their grid anchored there."""

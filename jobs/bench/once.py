@@ -21,12 +21,10 @@ from django.db import connection
 from django.utils import timezone
 
 from jobs import conf
-from jobs.bench.data import delete_runs, insert_jobs, job_row, set_due
+from jobs.bench.data import delete_runs, insert_far_jobs, set_due
 from jobs.bench.progress import Progress
 from jobs.bench.report import Result
 from jobs.models import JobHistory
-from jobs.runs import new_key
-from jobs.sql import store
 from jobs.sql.bench import bench_support
 
 # The child runs its jobs with instant simulation, as every scenario does.
@@ -81,23 +79,7 @@ def run(
 
 def _define_jobs(jobs: int) -> None:
     """Jobs `once 0000000`... due an hour apart from a month on: none comes due alone."""
-    adapt = store().adapt_datetime
-    now = timezone.now()
-    far = now + timedelta(days=30)
-    insert_jobs(
-        (
-            job_row(
-                adapt,
-                new_key(),
-                f"{PREFIX} {i:07d}",
-                every_seconds=3600,
-                first=far + timedelta(milliseconds=i),
-                now=now,
-            )
-            for i in range(jobs)
-        ),
-        chunk=50_000,
-    )
+    insert_far_jobs(PREFIX, 0, jobs, timezone.now() + timedelta(days=30))
 
 
 def _time_process(due: int, workers: int) -> Result:

@@ -9,13 +9,12 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from jobs import conf, engine
-from jobs.bench.data import delete_runs, insert_jobs, job_row, set_due
+from jobs.bench.data import delete_runs, insert_far_jobs, set_due
 from jobs.bench.progress import Progress
 from jobs.bench.report import Result
 from jobs.executors import ExecutionContext, Outcome
-from jobs.runs import RunTicket, new_key
+from jobs.runs import RunTicket
 from jobs.runtime.scheduler import Scheduler
-from jobs.sql import store
 from jobs.sql.bench import bench_support
 
 
@@ -65,23 +64,7 @@ def run(
 def _define_jobs(first: int, end: int, far: datetime, progress: Progress) -> None:
     """Jobs `scale <first>` up to `scale <end>` (excluded), due an hour apart from `far`
     on: none comes due on its own during the benchmark."""
-    adapt = store().adapt_datetime
-    now = timezone.now()
-    insert_jobs(
-        (
-            job_row(
-                adapt,
-                new_key(),
-                f"scale {i:07d}",
-                every_seconds=3600,
-                first=far + timedelta(milliseconds=i),
-                now=now,
-            )
-            for i in range(first, end)
-        ),
-        chunk=50_000,
-        progress=progress,
-    )
+    insert_far_jobs("scale", first, end, far, progress=progress)
     bench_support().refresh_statistics()
 
 

@@ -219,3 +219,20 @@ class RedisServer:
         if self.process and self.process.poll() is None:
             self.process.kill()
             self.process.wait(timeout=10)
+
+
+def with_private_files(tmp_path: Path, commands: str, **env: str) -> subprocess.CompletedProcess:
+    """`commands` in bash in tmp_path with scripts/_private_files.sh sourced (what
+    scripts/start uses), under the loose umask most accounts have (022)."""
+    script = (
+        f"set -euo pipefail; umask 022; source {BASE_DIR / 'scripts/_private_files.sh'}; {commands}"
+    )
+    path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
+    return subprocess.run(
+        ["bash", "-c", script],
+        cwd=tmp_path,
+        env={"PATH": path, "HOME": str(tmp_path), **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )

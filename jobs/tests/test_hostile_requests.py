@@ -4,11 +4,8 @@ start script keeps its secrets to their owner."""
 from __future__ import annotations
 
 import json
-import os
 import pickle
 import stat
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,6 +21,7 @@ from jobs.api.parsers import MAX_DEPTH, depth
 from jobs.huey_serializer import JSONSerializer
 from jobs.tasks import execute_runs, scheduler_pass
 from jobs.tests.api_helpers import make_user
+from jobs.tests.processes import with_private_files
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS_ADMIN = "/admin/jobs/jobhistory/"
@@ -239,23 +237,6 @@ def test_a_message_that_json_cannot_hold_is_not_sent():
 # --- scripts/start's private files -------------------------------------------------------------
 
 
-def in_start_script(tmp_path: Path, commands: str, **env: str) -> subprocess.CompletedProcess:
-    """Run `commands` in bash in tmp_path, with scripts/_private_files.sh sourced and the
-    loose umask most accounts have."""
-    script = (
-        f"set -euo pipefail; umask 022; source {ROOT / 'scripts/_private_files.sh'}; {commands}"
-    )
-    path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
-    return subprocess.run(
-        ["bash", "-c", script],
-        cwd=tmp_path,
-        env={"PATH": path, "HOME": str(tmp_path), **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
@@ -265,7 +246,7 @@ def test_an_existing_env_file_and_database_become_owner_only(tmp_path):
     for name in (".env", "db.sqlite3", "db.sqlite3-wal"):
         (tmp_path / name).write_text("SECRET_KEY=" + "x" * 60 + "\n")
         (tmp_path / name).chmod(0o644)
-    done = in_start_script(tmp_path, "ensure_env_file; protect_sqlite_files")
+    done = with_private_files(tmp_path, "ensure_env_file; protect_sqlite_files")
     assert done.returncode == 0, done.stderr
     assert (tmp_path / ".env").read_text() == "SECRET_KEY=" + "x" * 60 + "\n"
     for name in (".env", "db.sqlite3", "db.sqlite3-wal"):
@@ -274,7 +255,7 @@ def test_an_existing_env_file_and_database_become_owner_only(tmp_path):
 
 def test_migrate_makes_a_new_database_owner_only(tmp_path):
     # `python manage.py migrate` stands in for a shell function that makes the file.
-    done = in_start_script(tmp_path, "python() { : > db.sqlite3; }; private_migrate")
+    done = with_private_files(tmp_path, "python() { : > db.sqlite3; }; private_migrate")
     assert done.returncode == 0, done.stderr
     assert mode(tmp_path / "db.sqlite3") == 0o600
 
@@ -294,7 +275,7 @@ def test_migrate_makes_a_new_database_owner_only(tmp_path):
     ],
 )
 def test_debug_is_refused_on_an_address_other_machines_reach(tmp_path, debug, addr, refused):
-    done = in_start_script(tmp_path, f"refuse_public_debug '{addr}'", DEBUG=debug)
+    done = with_private_files(tmp_path, f"refuse_public_debug '{addr}'", DEBUG=debug)
     assert (done.returncode != 0) == refused, done.stderr
     if refused:
         assert "DEBUG is on" in done.stderr

@@ -28,7 +28,14 @@ from rest_framework.authtoken.models import Token
 from jobs.models import Job, JobHistory, RunStatus
 from jobs.runs import RunResult, RunTicket
 from jobs.runtime.run_summary import RunSummary, Tally, describe
-from jobs.tests.processes import ManagedProcess, child_env, database_url, scheduler, wait_until
+from jobs.tests.processes import (
+    ManagedProcess,
+    child_env,
+    database_url,
+    scheduler,
+    wait_until,
+    with_private_files,
+)
 from scheduler_site import dotenv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,31 +118,15 @@ def test_dot_env_is_kept_out_of_git():
 # --- scripts/start's .env ---------------------------------------------------------------------
 
 
-def private_files(tmp_path: Path, commands: str, **env: str) -> subprocess.CompletedProcess:
-    """`commands` in bash in tmp_path with scripts/_private_files.sh sourced, umask 022."""
-    script = (
-        f"set -euo pipefail; umask 022; source {ROOT / 'scripts/_private_files.sh'}; {commands}"
-    )
-    path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
-    return subprocess.run(
-        ["bash", "-c", script],
-        cwd=tmp_path,
-        env={"PATH": path, "HOME": str(tmp_path), **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 def test_the_env_file_is_owner_only_with_a_key_made_once(tmp_path):
-    done = private_files(tmp_path, "ensure_env_file")
+    done = with_private_files(tmp_path, "ensure_env_file")
     assert done.returncode == 0, done.stderr
     path = tmp_path / ".env"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     values = dotenv.parse(path.read_text())
     assert len(values["SECRET_KEY"]) >= 50
     path.chmod(0o644)
-    assert private_files(tmp_path, "ensure_env_file").returncode == 0
+    assert with_private_files(tmp_path, "ensure_env_file").returncode == 0
     assert dotenv.parse(path.read_text()) == values  # the same key the second time
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
@@ -143,7 +134,7 @@ def test_the_env_file_is_owner_only_with_a_key_made_once(tmp_path):
 def test_the_env_file_takes_an_older_checkouts_key_and_keeps_the_users_lines(tmp_path):
     (tmp_path / ".secret_key").write_text(LONG_KEY + "\n")
     (tmp_path / "mine.env").write_text("DATABASE_URL=sqlite:///x.sqlite3")  # no last newline
-    done = private_files(tmp_path, "ensure_env_file", ENV_FILE="mine.env")
+    done = with_private_files(tmp_path, "ensure_env_file", ENV_FILE="mine.env")
     assert done.returncode == 0, done.stderr
     assert dotenv.parse((tmp_path / "mine.env").read_text()) == {
         "DATABASE_URL": "sqlite:///x.sqlite3",
