@@ -23,7 +23,7 @@ from jobs.admin.common import (
     RecordedByCodeMixin,
     time_column,
 )
-from jobs.masking import may_see_secrets
+from jobs.masking import may_see_change_secrets
 from jobs.models import Job, JobChange
 from jobs.web.changes import field_changes
 
@@ -86,7 +86,7 @@ class JobChangeAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, admi
         change = super().get_object(request, object_id, from_field)
         if change is not None:
             # For changes_display: the viewer decides what is masked.
-            change.see_secrets = may_see_secrets(request.user)
+            change.see_secrets = may_see_change_secrets(request.user, change)
         return change
 
     created = time_column("created_at", _("when"))

@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from jobs import access, registry, schedules, text, times
+from jobs import access, masking, registry, schedules, text, times
 from jobs.cron_text import describe_cron
 from jobs.models import chains, changes, code, job_rules
 from jobs.models.choices import (
@@ -669,9 +669,15 @@ class Job(models.Model):
     def run_arguments(self, arguments: dict | None) -> dict | None:
         """Arguments for one run of this job ("Run now" with arguments), checked and
         normalised as the job's own are; None stays None (the run takes the job's).
-        Raises ValidationError with the messages at "arguments"."""
+        Values sent back as they were shown masked (a URL's "?token=…") are the job's
+        own (jobs.masking.restore_field). Raises ValidationError with the messages at
+        "arguments"."""
         if arguments is None:
             return None
+        try:
+            arguments = masking.restore_field("arguments", arguments, self.arguments)
+        except ValidationError as exc:
+            raise ValidationError({"arguments": exc.messages}) from None
         return job_rules.run_arguments(self, arguments)
 
     def _webhook_changed(self) -> bool:
