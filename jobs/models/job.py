@@ -645,9 +645,15 @@ class Job(models.Model):
     @property
     def execution_text(self) -> str:
         """What the job runs, in words: "Python task billing.send(day='today')",
-        "Shell: backup.sh --full"."""
+        "Shell: backup.sh --full". Shown to anyone who may see the job: URL credentials and
+        secret-named task arguments masked (jobs.masking)."""
+        return masking.mask_urls(str(self._execution_words()))
+
+    def _execution_words(self) -> str:
         if self.executor == ExecutorKind.PYTHON:
-            given = self.arguments if isinstance(self.arguments, dict) else {}
+            given = masking.mask_arguments(
+                self.arguments if isinstance(self.arguments, dict) else {}
+            )
             # In the order of the task's signature: PostgreSQL's jsonb keeps the keys of
             # an object in an order of its own (shortest first).
             task = registry.get_task(self.command)
