@@ -1,4 +1,4 @@
-"""Secrets by value, not by name (jobs.masking).
+"""Secrets by value, not by name (jobs.access.masking).
 
 A viewer reads every page and API answer of jobs holding credentials (a URL with a
 password and a query token, every kind of env value, headers) and finds none of them; an
@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from jobs import masking
-from jobs.access import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS, USE_SHELL
+from jobs.access import masking
+from jobs.access.permissions import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS, USE_SHELL
 from jobs.alerts import build_payload
 from jobs.models import Job, JobChange, JobHistory
 from jobs.tests.api_helpers import token_client

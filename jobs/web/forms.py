@@ -27,9 +27,12 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from jobs import access, masking, registry, upcoming
+from jobs.access import masking
+from jobs.access import permissions as access
 from jobs.executors.command import allowed_commands
 from jobs.executors.shell import shell_enabled
+from jobs.forecasts import upcoming
+from jobs.forecasts.preview import PREVIEW_FIELDS
 from jobs.models import (
     MAX_ALERT_AFTER_FAILURES,
     MAX_PRIORITY,
@@ -42,8 +45,8 @@ from jobs.models import (
     ScheduleType,
 )
 from jobs.models import code as code_rules
-from jobs.preview import PREVIEW_FIELDS
-from jobs.signing import SECRET_MAX_LENGTH
+from jobs.outbound.signing import SECRET_MAX_LENGTH
+from jobs.pytasks import registry
 from jobs.web import arguments, code_fields
 from jobs.web.chains import ChainFieldsMixin, JobPicker
 from jobs.web.widgets import (
@@ -118,7 +121,7 @@ class JobAlertsForm(forms.ModelForm):
         if "alert_after_failures" in self.fields:
             self.fields["alert_after_failures"].required = False
         # URL credentials are shown to nobody; sent back as shown, the stored URL stays
-        # (jobs.masking.restore_field, in clean_webhook_url).
+        # (jobs.access.masking.restore_field, in clean_webhook_url).
         self.stored_webhook_url = self.instance.webhook_url
         if "webhook_url" in self.fields and self.stored_webhook_url:
             self.initial["webhook_url"] = masking.mask_urls(self.stored_webhook_url)
@@ -270,7 +273,7 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
 
         # The arguments of every executor that has fields of its own; the python ones
         # for the chosen task (htmx swaps them when another task is chosen).
-        # As the user may read them (jobs.masking): URL credentials masked, put back from
+        # As the user may read them (jobs.access.masking): URL credentials masked, put back from
         # the stored values in clean(); a job whose secrets the user may not read (a shell
         # job, to a user without jobs.use_shell) shows no headers or environment at all.
         self.stored_command = stored.command
@@ -591,7 +594,7 @@ class RunNowForm(forms.Form):
     def __init__(self, job: Job, *args, user: object = None, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
         self.job = job
-        # Prefilled as the user may read them (jobs.masking); the masked parts sent back
+        # Prefilled as the user may read them (jobs.access.masking); the masked parts sent back
         # are put back by Job.run_arguments.
         visible = masking.may_see_secrets(user, job)
         given = masking.shown_arguments(user, job.arguments, job)
@@ -631,7 +634,7 @@ class RunNowForm(forms.Form):
 class SchedulePreviewForm(forms.Form):
     """The job form's schedule fields alone, read exactly as the job form reads them (the
     same fields: local date-times in the viewer's zone, the same messages), for the
-    preview shown as one types (jobs/preview.py). `is_active` too: a disabled one-off
+    preview shown as one types (jobs/forecasts/preview.py). `is_active` too: a disabled one-off
     job may keep a time that has passed, an enabled one may not."""
 
     def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]

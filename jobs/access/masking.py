@@ -25,8 +25,8 @@ from urllib.parse import urlsplit
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext, ngettext
 
-from jobs import access
-from jobs.access import CHANGE_JOB
+from jobs.access import permissions
+from jobs.access.permissions import CHANGE_JOB
 
 MASK = "…"
 
@@ -315,7 +315,7 @@ def may_see_secrets(user: Any, job: Any = None) -> bool:
     dangerous management command), only users with jobs.use_shell."""
     if not (user and user.has_perm(CHANGE_JOB)):
         return False
-    return job is None or access.may_change_job_like(user, job)
+    return job is None or permissions.may_change_job_like(user, job)
 
 
 def shown_arguments(user: Any, arguments: Any, job: Any = None) -> Any:
@@ -384,7 +384,7 @@ def may_see_change_secrets(user: Any, change: Any, job: Any = None) -> bool:
                 if name in _SHELL_FIELDS and isinstance(pair, list) and len(pair) == 2
             }
         )
-    return all(access.may_change_job_like(user, version) for version in versions)
+    return all(permissions.may_change_job_like(user, version) for version in versions)
 
 
 def shown_changes(user: Any, change: Any, job: Any = None) -> dict[str, list[Any]]:
