@@ -130,9 +130,12 @@ def test_a_viewer_reads_no_secret_on_any_page_or_api_answer(secretive: Secretive
         response = browser.get(url)
         assert response.status_code == 200, url
         read.append((url, response.content.decode()))
-    for run in secretive.runs:  # the live part htmx polls
-        response = browser.get(f"/runs/{run.pk}/", headers={"HX-Request": "true"})
-        read.append((f"/runs/{run.pk}/ (htmx)", response.content.decode()))
+    # The live parts htmx polls.
+    for url in [f"/runs/{run.pk}/" for run in secretive.runs] + [
+        f"/jobs/{job.pk}/" for job in secretive.jobs
+    ]:
+        response = browser.get(url, headers={"HX-Request": "true"})
+        read.append((f"{url} (htmx)", response.content.decode()))
     for url in api_urls(secretive):
         response = api.get(url)
         assert response.status_code == 200, url
@@ -166,6 +169,24 @@ def test_an_operator_reads_an_http_jobs_headers_but_no_shell_jobs_environment(
         f"/api/v1/jobs/{secretive.shell.pk}/changes/",
     ):
         assert leaks(api.get(url).content.decode()) == [], url
+
+
+def test_a_runner_who_may_not_change_jobs_gets_the_run_now_form_without_secrets(
+    secretive: Secretive,
+) -> None:
+    runner = make_user("rita", JOB_VIEWERS, permissions=("jobs.run_job",))
+    browser = client_of(runner)
+    for job in (secretive.http, secretive.shell):
+        page = browser.get(f"/jobs/{job.pk}/")
+        assert page.context["run_form"] is not None or job.executor == "shell"
+        assert leaks(page.content.decode()) == [], job.name
+        # Run with the form as shown: the run gets the job's own arguments.
+        form = page.context["run_form"]
+        if form is None:
+            continue
+        response = browser.post(f"/jobs/{job.pk}/run/", _posted_as_shown(form))
+        assert response.status_code == 302
+        assert job.runs.latest("created_at").arguments == job.arguments
 
 
 def test_nobody_reads_a_urls_credentials_not_even_a_superuser(secretive: Secretive) -> None:
