@@ -18,6 +18,7 @@ from django.test import Client
 from jobs.access import masking
 from jobs.access.permissions import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS, USE_SHELL
 from jobs.alerts import build_payload
+from jobs.executors.command_line import command_line
 from jobs.models import Job, JobChange, JobHistory
 from jobs.tests.api_helpers import token_client
 from jobs.tests.factories import make_job, make_run, make_user
@@ -358,6 +359,13 @@ def test_the_admin_form_saved_as_shown_keeps_the_secrets(secretive: Secretive) -
 )
 def test_a_urls_credentials_are_masked_its_host_path_and_keys_kept(text: str, shown: str) -> None:
     assert masking.mask_urls(text) == shown
+
+
+def test_the_logs_first_line_is_stored_without_the_urls_credentials() -> None:
+    assert command_line("http", HTTP_URL, {"method": "post"}) == (
+        "$ POST https://93.184.216.34/hook?token=…&page=…"
+    )
+    assert command_line("shell", SHELL_COMMAND) == "$ pg_dump postgres://…@db.internal/app"
 
 
 def test_a_value_sent_back_as_shown_is_the_stored_one() -> None:
