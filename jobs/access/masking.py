@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy, ngettext
 
 from jobs.access import permissions
 from jobs.access.permissions import CHANGE_JOB
@@ -204,7 +204,7 @@ def restore(sent: Any, stored: Any) -> Any:
     return URL_IN_TEXT.sub(put_back, sent)
 
 
-HIDDEN_VALUE_KEPT = (
+HIDDEN_VALUE_KEPT = gettext_lazy(
     "“…” stands for a hidden value that only the unchanged text can keep: type the whole "
     "value again (%(url)s)."
 )
@@ -216,7 +216,7 @@ def restore_or_error(sent: Any, stored: Any) -> Any:
         return restore(sent, stored)
     except HiddenValueKept as kept:
         raise ValidationError(
-            gettext(HIDDEN_VALUE_KEPT) % {"url": str(kept)[:200]}, code="masked"
+            str(HIDDEN_VALUE_KEPT) % {"url": str(kept)[:200]}, code="masked"
         ) from None
 
 
