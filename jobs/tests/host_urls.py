@@ -1,4 +1,4 @@
-"""A project's URLconf as README's "Use it in your own project" shows it: the app under a
+"""A project's URLconf as docs/host-project.md shows it: the app under a
 prefix of its own, beside the admin and a view of the project's own that changes a job
 (jobs/tests/test_host_project.py)."""
 

@@ -3,7 +3,7 @@ history. Thin: they read, render, and call the engine, the model (searching, fil
 enabling a job) or the forecasts (jobs/preview.py, jobs/upcoming.py).
 
 Every page needs a login (jobs.web.screens, whatever the project's middleware) except /healthz,
-and each view the permission it names (jobs.access; README "Who can do what"): without
+and each view the permission it names (jobs.access; docs/permissions.md "Who can do what"): without
 it the answer is 403 and nothing changes. State changes are POST only and redirect
 afterwards; the live parts of a page are re-requested by htmx, which gets the fragment
 template alone.
