@@ -353,7 +353,7 @@ class Job(models.Model):
 
     def get_absolute_url(self) -> str:
         """The job's dashboard page (the admin links to it too)."""
-        return reverse("job_detail", args=[self.pk])
+        return reverse("jobs:job_detail", args=[self.pk])
 
     # --- changes an operator makes ------------------------------------------------------
 
