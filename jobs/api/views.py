@@ -141,7 +141,7 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
             except DjangoValidationError as exc:
                 raise exceptions.ValidationError(field_errors(exc)) from None
         run = engine.run_now(job, arguments=arguments)
-        url = reverse("api-run-detail", args=[run.pk], request=request)
+        url = reverse("jobs:api-run-detail", args=[run.pk], request=request)
         return Response(
             # With the request: the run's arguments masked as its user may read them.
             RunDetailSerializer(run, context=self.get_serializer_context()).data,
