@@ -36,6 +36,32 @@ _ANSI_ESCAPE = re.compile(
 _TERMINAL_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+# Characters that show as nothing, so that two names differing by one look the same:
+# the format characters (Cf: zero-width space and joiners, the byte-order mark, the soft
+# hyphen, word joiners, tags, the bidi controls), the line and paragraph separators (Zl,
+# Zp), and the few other default-ignorable ones (the combining grapheme joiner, the
+# Hangul fillers).
+INVISIBLE_CATEGORIES = frozenset({"Cf", "Zl", "Zp"})
+INVISIBLE_OTHERS = frozenset("\u034f\u115f\u1160\u3164\uffa0")
+
+
+def is_invisible(char: str) -> bool:
+    return (
+        is_forbidden(char)
+        or char in INVISIBLE_OTHERS
+        or unicodedata.category(char) in INVISIBLE_CATEGORIES
+    )
+
+
+def invisible_character(text: str) -> str | None:
+    """The first control, format or other invisible character in `text`, or None: what
+    a name must not hold."""
+    for char in text or "":
+        if is_invisible(char):
+            return char
+    return None
+
+
 def is_forbidden(char: str) -> bool:
     return char in BIDI_CONTROLS or unicodedata.category(char) == "Cc"
 
