@@ -165,3 +165,17 @@ def test_an_http_error_text_with_escape_sequences_is_logged_clean(settings):
     failed = next(line for line in run.log.splitlines() if line.startswith("failed: "))
     assert "NOT HTTP forged line" in failed
     assert_clean(run.log)
+
+
+# --- command: a real management command in a child process, coloured by force ----------------
+
+
+def test_a_command_runs_coloured_output_is_stored_without_its_escape_sequences():
+    # The deployment checks warn in the tests' settings; --force-color colours them.
+    job = make_job(
+        name="coloured", executor="command", command="check --deploy --force-color", clean=True
+    )
+    run = run_once(job)
+    assert "System check identified some issues" in run.log
+    assert "WARNINGS:" in run.log
+    assert_clean(run.log)
