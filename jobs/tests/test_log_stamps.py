@@ -34,7 +34,7 @@ def test_a_fake_stamp_in_the_log_is_shown_as_written_on_every_page(
     run = make_run(log=f"$ echo\n{stamp} printed by the job\n")
     signed_in.cookies["tz"] = zone
     urls = [
-        reverse("run_detail", args=[run.pk]),
+        reverse("jobs:run_detail", args=[run.pk]),
         reverse("admin:jobs_jobhistory_change", args=[run.pk]),
         f"/api/v1/runs/{run.pk}/",
     ]
@@ -57,7 +57,7 @@ def test_real_stamps_beside_a_fake_one_still_move_to_the_viewers_zone(
 ) -> None:
     run = make_run(log="[2026-13-45 00:00:00 UTC] fake\n[2026-03-01 12:00:00 UTC] cancelled.\n")
     signed_in.cookies["tz"] = zone
-    page = signed_in.get(reverse("run_detail", args=[run.pk])).text
+    page = signed_in.get(reverse("jobs:run_detail", args=[run.pk])).text
     assert "[2026-13-45 00:00:00 UTC] fake" in page
     local = "2026-03-02 02:00:00 +14" if zone == EAST else "2026-03-01 04:00:00 PST"
     assert f">{local}</time>] cancelled." in page
