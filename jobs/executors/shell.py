@@ -30,7 +30,7 @@ from typing import Any
 from django.utils.translation import gettext
 
 from jobs import conf
-from jobs.executors.base import ExecutionContext, Outcome
+from jobs.executors.base import STOP_DEADLINE, ExecutionContext, Outcome
 from jobs.executors.command_line import command_line
 from jobs.executors.output import RunOutput
 from jobs.executors.processes import run_child
@@ -143,7 +143,7 @@ class ShellExecutor:
             return Outcome(succeeded=False, log=output.text())
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
-        if finished.stopped == "deadline" and not ticket.timeout_seconds:
+        if finished.stopped == STOP_DEADLINE and not ticket.timeout_seconds:
             output.line(
                 f"timed out after {timeout} s (JOBS_SHELL_DEFAULT_TIMEOUT): the run was stopped."
             )

@@ -16,6 +16,7 @@ from django.db import models, router, transaction
 from django.db.models import Q, Value
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
@@ -31,8 +32,10 @@ from jobs.models.choices import (
     DEFAULT_RETRY_BACKOFF_SECONDS,
     DESCRIPTION_MAX_LENGTH,
     ENGINE_COUNTER_FIELDS,
+    MAX_PRIORITY,
     MAX_RETRIES_LIMIT,
     MAX_RETRY_BACKOFF_SECONDS,
+    MIN_PRIORITY,
     NAME_MAX_LENGTH,
     NOTIFY_EMAILS_MAX_LENGTH,
     QUEUE_NAME_MAX_LENGTH,
@@ -212,8 +215,13 @@ class Job(models.Model):
         _("priority"),
         default=0,
         db_default=0,
-        help_text=_(
-            "From -100 to 100: of the runs waiting in a queue, higher priorities start first."
+        help_text=format_lazy(
+            _(
+                "From {lowest} to {highest}: of the runs waiting in a queue, higher "
+                "priorities start first."
+            ),
+            lowest=MIN_PRIORITY,
+            highest=MAX_PRIORITY,
         ),
     )
     is_active = models.BooleanField(_("active"), default=True)
