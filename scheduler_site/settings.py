@@ -17,7 +17,6 @@ from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.core.validators import validate_email
 
 from jobs.api.schema import SCHEMA_SETTINGS as API_SCHEMA_SETTINGS
-from jobs.huey_serializer import JSONSerializer
 from jobs.outbound.signing import BadSecret
 from jobs.outbound.signing import parse_secret as parse_webhook_secret
 from scheduler_site import dotenv
@@ -105,7 +104,6 @@ INSTALLED_APPS = [
     "django_htmx",
     "crispy_forms",
     "crispy_bootstrap5",
-    "huey.contrib.djhuey",
     "axes",  # failed logins and lockouts (docs/permissions.md: "Logins and throttling")
     "jobs",
 ]
@@ -373,7 +371,9 @@ JOBS_LIVE_LOG_SECONDS = env_float("JOBS_LIVE_LOG_SECONDS", 1.0, minimum=0.1, max
 
 # --- Huey over Redis (optional) --------------------------------------------------------
 # With REDIS_URL set, runscheduler hands runs to Huey and `manage.py run_huey` workers on
-# any number of machines execute them. Without it, runscheduler runs them in its threads.
+# any number of machines execute them. Without it, runscheduler runs them in its threads,
+# and Huey is not installed at all: no process imports huey or redis-py (a third of the
+# start-up of `runscheduler --once`).
 REDIS_URL = env_str("REDIS_URL", "")
 HUEY_QUEUE = env_str("HUEY_QUEUE", "jobs")
 # The job queues whose runs go to a Huey queue of their own, named HUEY_QUEUE-<queue>
@@ -391,6 +391,9 @@ if REDIS_URL:
         raise ImproperlyConfigured(
             f"REDIS_URL must be a redis://, rediss:// or unix:// URL, got {redact_url(REDIS_URL)!r}"
         )
+    from jobs.huey.serializer import JSONSerializer
+
+    INSTALLED_APPS = [*INSTALLED_APPS, "huey.contrib.djhuey"]
     HUEY = {
         "huey_class": "huey.RedisHuey",
         "name": _huey_name,
@@ -406,13 +409,6 @@ if REDIS_URL:
             "worker_type": "thread",
             "periodic": True,
         },
-    }
-else:
-    HUEY = {
-        "huey_class": "huey.MemoryHuey",
-        "name": HUEY_QUEUE,
-        "immediate": True,
-        "serializer": JSONSerializer(),
     }
 # A run handed to Huey but still pending after this long is handed out again: its
 # message was lost (a Redis restart, an eviction). A duplicate message starts it once.
