@@ -15,7 +15,9 @@ import psycopg
 from django.db import connection
 from django.db.models.functions import TruncHour
 
-from jobs.sql.base import Claimed, EngineCursor, Operations, Store, chunks
+from jobs.sql.base import Claimed, Operations, Store
+from jobs.sql.cursor import EngineCursor
+from jobs.sql.operations.core import chunks
 
 
 @lru_cache(maxsize=256)

@@ -13,7 +13,8 @@ from typing import Any
 from django.db import connection
 from django.db.models.functions import Substr
 
-from jobs.sql.base import Claimed, EngineCursor, JobsMoved, Operations, Store
+from jobs.sql.base import Claimed, JobsMoved, Operations, Store
+from jobs.sql.cursor import EngineCursor
 from jobs.sql.sqlite.wal import Checkpointer
 
 # What Django's SQLite backend stores, by aware datetime: a claim adapts the same few
