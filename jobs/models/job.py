@@ -1,5 +1,10 @@
 """Jobs: what runs, on which schedule, and the queries the screens ask about them.
 
+The fields live here, each with its reason; the methods by subject beside it: loading and
+saving (job_saving.py), the schedule (job_schedule.py), an operator's changes
+(job_operator.py), the job in words (job_words.py), the rules (job_rules.py) and the
+queries (job_queries.py).
+
 Invariants live in the database (CheckConstraint / UniqueConstraint), not only here:
 several scheduler processes write these tables and only the database sees them all.
 """
@@ -7,32 +12,25 @@ several scheduler processes write these tables and only the database sees them a
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
 
-from django.conf import settings
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator
-from django.db import models, router, transaction
+from django.db import models
 from django.db.models import Q, Value
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
 
-from jobs import text, times
+from jobs import text
 from jobs.access import masking
-from jobs.access import permissions as access
-from jobs.models import chains, changes, code, job_rules
+from jobs.models import chains, code, job_rules
 from jobs.models.choices import (
     CODE_SOURCE_MAX_LENGTH,
     COMMAND_MAX_LENGTH,
-    COPY_SUFFIX,
     CRON_EXPRESSION_MAX_LENGTH,
     DEFAULT_QUEUE,
     DEFAULT_RETRY_BACKOFF_SECONDS,
     DESCRIPTION_MAX_LENGTH,
-    ENGINE_COUNTER_FIELDS,
     MAX_PRIORITY,
     MAX_RETRIES_LIMIT,
     MAX_RETRY_BACKOFF_SECONDS,
@@ -40,29 +38,25 @@ from jobs.models.choices import (
     NAME_MAX_LENGTH,
     NOTIFY_EMAILS_MAX_LENGTH,
     QUEUE_NAME_MAX_LENGTH,
-    SCHEDULE_FIELDS,
-    SCHEDULER_FIELDS,
-    STATE_BY_LAST_STATUS,
-    STREAK_RULE_FIELDS,
     TIME_ZONE_MAX_LENGTH,
     WEBHOOK_URL_MAX_LENGTH,
     ExecutorKind,
     IntervalUnit,
-    JobState,
     MisfirePolicy,
     OverlapPolicy,
     RunStatus,
     ScheduleType,
     validate_schedule_time,
 )
+from jobs.models.job_operator import JobOperatorActions
 from jobs.models.job_queries import JobQuerySet
+from jobs.models.job_saving import JobSaving
+from jobs.models.job_schedule import JobSchedule
+from jobs.models.job_words import JobWords
 from jobs.outbound.signing import SECRET_MAX_LENGTH
-from jobs.pytasks import registry
-from jobs.schedules import arithmetic as schedules
-from jobs.schedules.words import describe_cron
 
 
-class Job(models.Model):
+class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(_("name"), max_length=NAME_MAX_LENGTH)
     description = models.TextField(_("description"), blank=True, max_length=DESCRIPTION_MAX_LENGTH)
@@ -367,93 +361,6 @@ class Job(models.Model):
         """The job's dashboard page (the admin links to it too)."""
         return reverse("jobs:job_detail", args=[self.pk])
 
-    # --- changes an operator makes ------------------------------------------------------
-
-    def set_active(self, active: bool) -> None:
-        """Enable or disable the job. Enabling resumes its grid at the next point to come.
-
-        Raises ValidationError when the job cannot be active as it is (a one-off whose
-        time has passed); nothing is saved then.
-        """
-        self.is_active = active
-        self.full_clean()
-        self.save()
-
-    def duplicate(self) -> tuple[Job, str | None]:
-        """Save a copy named "<name> (copy)"; returns it, and why it was saved disabled.
-
-        A copy that would not validate as active (a one-off whose time has passed) is
-        saved disabled rather than refused, so the operator can fix the time and enable
-        it. Raises ValidationError when the copy is invalid even disabled.
-        """
-        copy = Job(
-            name=self.name[: NAME_MAX_LENGTH - len(COPY_SUFFIX)] + COPY_SUFFIX,
-            **{
-                field.name: getattr(self, field.name)
-                for field in Job._meta.concrete_fields
-                if field.editable and not field.primary_key and field.name != "name"
-            },
-        )
-        disabled_because = None
-        try:
-            copy.full_clean()
-        except ValidationError as error:
-            if not copy.is_active:
-                raise
-            disabled_because = " ".join(error.messages)
-            copy.is_active = False
-            copy.full_clean()
-        copy.save()  # computes anchor_at and next_run_at
-        return copy, disabled_because
-
-    def restore(self, version: changes.JobChange, *, user: object = None) -> bool:
-        """Put back the fields as they were after `version` (a JobChange of this job);
-        False when they are so already (nothing is saved or recorded then).
-
-        Validated like any edit; raises ValidationError and leaves the job as it was
-        when that version would not be valid now (a one-off time since passed, say).
-        With `user`, raises PermissionDenied when the job, as it is or as it would be,
-        needs jobs.use_shell and the user has not got it (see may_restore). Recorded as
-        a "restore".
-        """
-        if user is not None and not self.may_restore(version, user):
-            raise PermissionDenied(
-                _("Only users allowed to use shell commands may restore this version.")
-            )
-        # The fields the code owns stay as the code declares them.
-        editable = set(changes.audited_fields(type(self))) - self.code_fields
-        wanted = {
-            name: self._meta.get_field(name).to_python(value)
-            for name, value in (version.snapshot or {}).items()
-            if name in editable
-        }
-        before = {name: getattr(self, name) for name in wanted}
-        if before == wanted:
-            return False
-        for name, value in wanted.items():
-            setattr(self, name, value)
-        try:
-            self.full_clean()
-        except ValidationError:
-            for name, value in before.items():
-                setattr(self, name, value)
-            raise
-        self.save(change_action=changes.ChangeAction.RESTORE)
-        return True
-
-    def may_restore(self, version: changes.JobChange, user: object) -> bool:
-        """Whether `user` may restore `version`: jobs.use_shell when the job, as it is or
-        as that version was, runs shell commands (or a dangerous management command)."""
-        return access.may_change_job_like(user, self, version.snapshot or {})
-
-    def set_chains(self, *, on_success=None, on_failure=None) -> None:  # type: ignore[no-untyped-def]
-        """Say what the chain lists should be (jobs or ids; None leaves a list as it is).
-
-        Validated by full_clean() (too many, or a loop), written and recorded in the
-        audit trail by the next save(), in its transaction (jobs/models/chains.py).
-        """
-        chains.set_pending(self, on_success, on_failure)
-
     # --- declared in code -------------------------------------------------------------
 
     @property
@@ -465,148 +372,6 @@ class Job(models.Model):
     def declared_in_code(self) -> bool:
         """Synced from a declaration in code that is still there."""
         return bool(self.code_key) and self.code_declaration is not None
-
-    # --- loading and saving ---------------------------------------------------------
-
-    @classmethod
-    def from_db(cls, db, field_names, values, *args, **kwargs):  # type: ignore[no-untyped-def]
-        # *args/**kwargs: Django 6.1 passes fetch_mode, 5.2 does not.
-        instance = super().from_db(db, field_names, values, *args, **kwargs)
-        # Remember the schedule as loaded, so save() knows whether it changed. With a
-        # schedule field deferred (.only()/.defer()) reading it here would load it (and
-        # recurse through from_db), so the snapshot is taken at save time instead.
-        deferred = instance.get_deferred_fields()
-        if not deferred & set(SCHEDULE_FIELDS):
-            instance._loaded_schedule = instance._schedule_snapshot()
-        # The audited values as loaded, so save() records what it changed (jobs.models.
-        # changes); read at save time instead when some were deferred.
-        if not deferred & set(changes.audited_fields(cls)):
-            instance._loaded_values = changes.job_values(instance)
-        return instance
-
-    def refresh_from_db(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
-        super().refresh_from_db(*args, **kwargs)
-        # The values loaded now are the stored ones: save() reads them again if needed.
-        self.__dict__.pop("_loaded_values", None)
-
-    def _fields_but(self, excluded: tuple[str, ...]) -> list[str]:
-        return [
-            f.name
-            for f in self._meta.concrete_fields
-            if not f.primary_key and f.name not in excluded
-        ]
-
-    def _values_as_loaded(self) -> dict | None:
-        """The audited values as loaded, or as stored now if they were not loaded (None
-        for a job not stored yet)."""
-        if "_loaded_values" not in self.__dict__:
-            fields = changes.audited_fields(type(self))
-            stored = type(self).objects.filter(pk=self.pk).values(*fields).first()
-            return (
-                None
-                if stored is None
-                else {name: changes.json_value(value) for name, value in stored.items()}
-            )
-        return self._loaded_values
-
-    def _stored_schedule(self) -> tuple | None:
-        """The schedule as loaded, or as stored now if it was not loaded."""
-        if "_loaded_schedule" not in self.__dict__ and not self._state.adding:
-            stored = type(self).objects.filter(pk=self.pk).values_list(*SCHEDULE_FIELDS).first()
-            self._loaded_schedule = tuple(stored) if stored is not None else None
-        return getattr(self, "_loaded_schedule", None)
-
-    def _schedule_snapshot(self) -> tuple:
-        return tuple(getattr(self, name) for name in SCHEDULE_FIELDS)
-
-    @property
-    def step(self) -> timedelta | None:
-        if self.schedule_type != ScheduleType.INTERVAL or not self.interval:
-            return None
-        return schedules.interval_step(self.interval, self.interval_unit)
-
-    @property
-    def cron_zone_name(self) -> str:
-        """The zone a cron expression is read in: the job's, or the site's TIME_ZONE."""
-        return self.timezone or settings.TIME_ZONE
-
-    def cron_schedule(self) -> schedules.CronSchedule | None:
-        """The cron schedule, or None when this is not a (valid) cron job."""
-        if self.schedule_type != ScheduleType.CRON or not self.cron_expression:
-            return None
-        try:
-            return schedules.CronSchedule(self.cron_expression, self.cron_zone_name)
-        except schedules.ScheduleError:
-            return None
-
-    def _schedule_changed(self) -> bool:
-        loaded = self._stored_schedule()
-        return loaded is None or loaded != self._schedule_snapshot()
-
-    def refresh_schedule(self, now: datetime | None = None) -> None:
-        """Recompute the anchor and the next occurrence after the schedule changed.
-
-        Called by save(); the scheduler itself moves next_run_at with its own updates.
-        """
-        now = now or timezone.now()
-        loaded = self._stored_schedule()
-        grid_changed = loaded is None or loaded[:-1] != self._schedule_snapshot()[:-1]
-        if self.schedule_type == ScheduleType.ONCE:
-            self.anchor_at = None
-            self.next_run_at = self.scheduled_at if self.is_active else None
-            return
-        if self.schedule_type == ScheduleType.CRON:
-            # No grid: the next occurrence after now, in the job's zone.
-            self.anchor_at = None
-            cron = self.cron_schedule()
-            self.next_run_at = cron.next_after(now) if cron and self.is_active else None
-            return
-        step = self.step
-        if step is None:
-            return  # invalid; the database constraint will refuse it
-        if grid_changed or self.anchor_at is None:
-            self.anchor_at = schedules.first_interval_anchor(now, step, self.scheduled_at)
-        # Resume on the grid at the first point still to come: no burst of stale runs.
-        self.next_run_at = (
-            schedules.first_occurrence_at_or_after(self.anchor_at, step, now)
-            if self.is_active
-            else None
-        )
-
-    def save(self, *args, change_action: str | None = None, **kwargs) -> None:  # type: ignore[no-untyped-def]
-        """Save, and record what changed in the audit trail (jobs.models.changes) in the
-        same transaction. `change_action` names the change when it is not a plain
-        create, edit, enable or disable (a restore)."""
-        adding = self._state.adding
-        explicit_fields = kwargs.get("update_fields")
-        old = None if adding else self._values_as_loaded()
-        if adding or self._schedule_changed():
-            self.refresh_schedule()
-            if not adding and explicit_fields is None:
-                kwargs["update_fields"] = self._fields_but(ENGINE_COUNTER_FIELDS)
-            elif not adding:
-                # The fields named, and where the new schedule puts the job.
-                kwargs["update_fields"] = list(
-                    dict.fromkeys([*explicit_fields, "anchor_at", "next_run_at"])
-                )
-        elif explicit_fields is None:
-            # Leave the scheduler's fields alone: this copy may have been loaded before
-            # the scheduler last moved them.
-            kwargs["update_fields"] = self._fields_but(SCHEDULER_FIELDS + ENGINE_COUNTER_FIELDS)
-        written = STREAK_RULE_FIELDS if explicit_fields is None else explicit_fields
-        if old is not None and any(
-            old.get(name) != getattr(self, name) for name in STREAK_RULE_FIELDS if name in written
-        ):
-            # Counted under other rules (or not at all, with alerts off): start afresh.
-            self.consecutive_failures = 0
-            if kwargs.get("update_fields") is not None:
-                kwargs["update_fields"] = [*kwargs["update_fields"], "consecutive_failures"]
-        with transaction.atomic(using=kwargs.get("using") or router.db_for_write(type(self))):
-            super().save(*args, **kwargs)
-            chained = chains.save_pending(self)
-            changes.record_save(self, old, change_action, explicit_fields, chained)
-        self._loaded_schedule = self._schedule_snapshot()
-        self._loaded_values = changes.job_values(self)
 
     # --- validation -----------------------------------------------------------------
 
@@ -654,36 +419,6 @@ class Job(models.Model):
         fail with this reason in their log; the scheduler goes on."""
         return job_rules.execution_problem(self) or ""
 
-    @property
-    def execution_text(self) -> str:
-        """What the job runs, in words: "Python task billing.send(day='today')",
-        "Shell: backup.sh --full". Shown to anyone who may see the job: URL credentials and
-        secret-named task arguments masked (jobs.access.masking)."""
-        return masking.mask_urls(str(self._execution_words()))
-
-    def _execution_words(self) -> str:
-        if self.executor == ExecutorKind.PYTHON:
-            given = masking.mask_arguments(
-                self.arguments if isinstance(self.arguments, dict) else {}
-            )
-            # In the order of the task's signature: PostgreSQL's jsonb keeps the keys of
-            # an object in an order of its own (shortest first).
-            task = registry.get_task(self.command)
-            order = {p.name: index for index, p in enumerate(task.parameters)} if task else {}
-            names = sorted(given, key=lambda name: order.get(name, len(order)))
-            arguments = ", ".join(
-                f"{name}={registry.short_repr(given[name], 40)}" for name in names
-            )
-            return _("Python task %(call)s") % {"call": f"{self.command}({arguments})"}
-        if self.executor == ExecutorKind.COMMAND:
-            return _("Management command: %(line)s") % {"line": self.command}
-        if self.executor == ExecutorKind.SHELL:
-            return _("Shell: %(line)s") % {"line": self.command}
-        if self.executor == ExecutorKind.HTTP:
-            method = str((self.arguments or {}).get("method") or "GET").upper()
-            return _("HTTP %(method)s %(url)s") % {"method": method, "url": self.command}
-        return _("Simulated: %(command)s") % {"command": self.command}
-
     def run_arguments(self, arguments: dict | None) -> dict | None:
         """Arguments for one run of this job ("Run now" with arguments), checked and
         normalised as the job's own are; None stays None (the run takes the job's).
@@ -709,42 +444,3 @@ class Job(models.Model):
     def notify_email_list(self) -> list[str]:
         """The alert addresses, split on commas, semicolons and white space."""
         return job_rules.email_list(self.notify_emails)
-
-    # --- presentation helpers -------------------------------------------------------
-
-    @property
-    def schedule_text(self) -> str:
-        """The schedule in words: "every 10 minutes", "once at 2026-12-01 09:00:00 UTC"."""
-        if self.schedule_type == ScheduleType.ONCE:
-            if self.scheduled_at is None:
-                return str(_("once (no time set)"))
-            # Written as every other moment on the screens (jobs.times), in the reader's zone.
-            when = times.moment_text(self.scheduled_at)
-            return str(_("once at %(when)s") % {"when": when})
-        if self.schedule_type == ScheduleType.CRON:
-            return str(
-                _("%(schedule)s, %(zone)s")
-                % {"schedule": describe_cron(self.cron_expression), "zone": self.cron_zone_name}
-            )
-        if not self.interval or self.interval_unit not in IntervalUnit.values:
-            return str(_("no valid schedule"))
-        texts = {
-            IntervalUnit.SECOND: ngettext("every second", "every %(n)d seconds", self.interval),
-            IntervalUnit.MINUTE: ngettext("every minute", "every %(n)d minutes", self.interval),
-            IntervalUnit.HOUR: ngettext("every hour", "every %(n)d hours", self.interval),
-            IntervalUnit.DAY: ngettext("every day", "every %(n)d days", self.interval),
-        }
-        return texts[self.interval_unit] % {"n": self.interval}
-
-    @property
-    def state(self) -> str:
-        """waiting / running / succeeded / failed / skipped / cancelled, from the latest run.
-
-        Reads `is_running` when the queryset was annotated with with_running().
-        """
-        running = getattr(self, "is_running", None)
-        if running is None:
-            running = self.runs.filter(status=RunStatus.RUNNING).exists()
-        if running:
-            return JobState.RUNNING
-        return STATE_BY_LAST_STATUS.get(self.last_run_status, JobState.WAITING)

@@ -1,0 +1,65 @@
+"""A job's schedule: its interval step or cron schedule, and its next occurrence."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from jobs.models.choices import ScheduleType
+from jobs.schedules import arithmetic as schedules
+
+
+class JobSchedule:
+    """A job's schedule as arithmetic: its step or cron schedule, and where it next runs."""
+
+    @property
+    def step(self) -> timedelta | None:
+        if self.schedule_type != ScheduleType.INTERVAL or not self.interval:
+            return None
+        return schedules.interval_step(self.interval, self.interval_unit)
+
+    @property
+    def cron_zone_name(self) -> str:
+        """The zone a cron expression is read in: the job's, or the site's TIME_ZONE."""
+        return self.timezone or settings.TIME_ZONE
+
+    def cron_schedule(self) -> schedules.CronSchedule | None:
+        """The cron schedule, or None when this is not a (valid) cron job."""
+        if self.schedule_type != ScheduleType.CRON or not self.cron_expression:
+            return None
+        try:
+            return schedules.CronSchedule(self.cron_expression, self.cron_zone_name)
+        except schedules.ScheduleError:
+            return None
+
+    def refresh_schedule(self, now: datetime | None = None) -> None:
+        """Recompute the anchor and the next occurrence after the schedule changed.
+
+        Called by save(); the scheduler itself moves next_run_at with its own updates.
+        """
+        now = now or timezone.now()
+        loaded = self._stored_schedule()
+        grid_changed = loaded is None or loaded[:-1] != self._schedule_snapshot()[:-1]
+        if self.schedule_type == ScheduleType.ONCE:
+            self.anchor_at = None
+            self.next_run_at = self.scheduled_at if self.is_active else None
+            return
+        if self.schedule_type == ScheduleType.CRON:
+            # No grid: the next occurrence after now, in the job's zone.
+            self.anchor_at = None
+            cron = self.cron_schedule()
+            self.next_run_at = cron.next_after(now) if cron and self.is_active else None
+            return
+        step = self.step
+        if step is None:
+            return  # invalid; the database constraint will refuse it
+        if grid_changed or self.anchor_at is None:
+            self.anchor_at = schedules.first_interval_anchor(now, step, self.scheduled_at)
+        # Resume on the grid at the first point still to come: no burst of stale runs.
+        self.next_run_at = (
+            schedules.first_occurrence_at_or_after(self.anchor_at, step, now)
+            if self.is_active
+            else None
+        )
