@@ -4,8 +4,10 @@ Thin by design: state changes go through `jobs.engine` (run now, retry, cancel) 
 model (`Job.set_active`, `Job.duplicate`, `Job.save()`, which recomputes the schedule),
 and validation is `Job.clean()` reached through the ModelForm, never a copy of its rules.
 Its modules: common (formatting, lean lists, the capped paginator, bulk-action reports),
-jobs (JobAdmin), runs (JobHistoryAdmin), changes (JobChangeAdmin, the audit trail),
-scheduler (the pause switch and its record) and tokens (API tokens, for superusers only).
+jobs (JobAdmin, with its form in job_forms, its sections in job_fieldsets, the list's
+filter and columns in job_list, the latest runs in job_runs, the actions in job_actions),
+runs (JobHistoryAdmin), changes (JobChangeAdmin, the audit trail), scheduler (the pause
+switch and its record) and tokens (API tokens, for superusers only).
 
 The run table grows without bound, so its pages avoid anything that scales with it:
 no full COUNT(*) (a capped count instead), no facet counts, sorting only the newest-first
