@@ -123,92 +123,116 @@ class DatabaseCollector:
 
     def collect(self) -> list[Metric]:
         now = timezone.now()
-        since = now - window()
-        metrics: list[Metric] = []
+        return [*_run_metrics(now), *_recent_metrics(now - window()), *_scheduler_metrics(now)]
 
-        def gauge(name: str, doc: str, value: float) -> None:
-            metrics.append(GaugeMetricFamily(name, doc, value=value))
 
-        # The active runs by queue (jobs/queues/status.py): in proportion to the runs counted,
-        # not to the history. The totals are their sums.
-        by_queue = queue_status.snapshot(now)
-        gauge(
-            "jobs_runs_pending",
-            "Runs waiting to start, including retries waiting out their backoff.",
-            sum(queue.pending + queue.waiting_later for queue in by_queue),
-        )
-        gauge("jobs_runs_running", "Runs being executed now.", sum(q.running for q in by_queue))
-        metrics.extend(_queue_families(by_queue))
-        # Index jobs_job_due: costs in proportion to the backlog, not to all jobs.
-        due = Job.objects.due(now)
-        gauge(
-            "jobs_due_backlog",
-            "Active jobs whose next run time has come but no scheduler has claimed yet.",
-            due.count(),
-        )
-        oldest = Job.objects.next_due_at()
-        gauge(
-            "jobs_due_backlog_oldest_seconds",
-            "How long the most overdue job has been waiting to be claimed (0 when none).",
-            max(0.0, (now - oldest).total_seconds()) if oldest and oldest <= now else 0.0,
-        )
+def _gauge(metrics: list[Metric], name: str, doc: str, value: float) -> None:
+    metrics.append(GaugeMetricFamily(name, doc, value=value))
 
-        # Runs finished in the window, in one pass (index jobs_run_finished).
-        recent = _recent_runs(since)
-        finished = GaugeMetricFamily(
-            "jobs_runs_finished_recent",
-            "Runs that finished in the last JOBS_METRICS_WINDOW_SECONDS, by final status.",
-            labels=["status"],
-        )
-        for status in FINISHED_STATUSES:
-            finished.add_metric([status.value], recent.by_status.get(status.value, 0))
-        metrics.append(finished)
-        metrics.append(
-            GaugeHistogramMetricFamily(
-                "jobs_run_duration_recent_seconds",
-                "Run time (finished_at - started_at) of the runs that finished in the window.",
-                buckets=recent.duration.buckets(DURATION_BUCKETS),
-                gsum_value=recent.duration.total,
-            )
-        )
-        metrics.append(
-            GaugeHistogramMetricFamily(
-                "jobs_run_start_lag_recent_seconds",
-                "Start lag (started_at - scheduled_for) of first attempts that finished in "
-                "the window; retries are left out, their wait is the backoff.",
-                buckets=recent.lag.buckets(LAG_BUCKETS),
-                gsum_value=recent.lag.total,
-            )
-        )
-        gauge(
-            "jobs_metrics_window_seconds",
-            "The window of the *_recent metrics (JOBS_METRICS_WINDOW_SECONDS).",
-            window().total_seconds(),
-        )
 
-        # Index jobs_scheduler_seen.
-        beats = SchedulerHeartbeat.objects.aggregate(
-            latest=Max("seen_at"),
-            alive=Count("pk", filter=Q(seen_at__gte=now - alive_within())),
+def _run_metrics(now: datetime) -> list[Metric]:
+    """The runs waiting and running (in all, and by queue), and the jobs waiting to be
+    claimed."""
+    metrics: list[Metric] = []
+    # The active runs by queue (jobs/queues/status.py): in proportion to the runs counted,
+    # not to the history. The totals are their sums.
+    by_queue = queue_status.snapshot(now)
+    _gauge(
+        metrics,
+        "jobs_runs_pending",
+        "Runs waiting to start, including retries waiting out their backoff.",
+        sum(queue.pending + queue.waiting_later for queue in by_queue),
+    )
+    _gauge(
+        metrics, "jobs_runs_running", "Runs being executed now.", sum(q.running for q in by_queue)
+    )
+    metrics.extend(_queue_families(by_queue))
+    # Index jobs_job_due: costs in proportion to the backlog, not to all jobs.
+    due = Job.objects.due(now)
+    _gauge(
+        metrics,
+        "jobs_due_backlog",
+        "Active jobs whose next run time has come but no scheduler has claimed yet.",
+        due.count(),
+    )
+    oldest = Job.objects.next_due_at()
+    _gauge(
+        metrics,
+        "jobs_due_backlog_oldest_seconds",
+        "How long the most overdue job has been waiting to be claimed (0 when none).",
+        max(0.0, (now - oldest).total_seconds()) if oldest and oldest <= now else 0.0,
+    )
+    return metrics
+
+
+def _recent_metrics(since: datetime) -> list[Metric]:
+    """The runs that finished since `since`: by status, their durations and start lags."""
+    metrics: list[Metric] = []
+    # Runs finished in the window, in one pass (index jobs_run_finished).
+    recent = _recent_runs(since)
+    finished = GaugeMetricFamily(
+        "jobs_runs_finished_recent",
+        "Runs that finished in the last JOBS_METRICS_WINDOW_SECONDS, by final status.",
+        labels=["status"],
+    )
+    for status in FINISHED_STATUSES:
+        finished.add_metric([status.value], recent.by_status.get(status.value, 0))
+    metrics.append(finished)
+    metrics.append(
+        GaugeHistogramMetricFamily(
+            "jobs_run_duration_recent_seconds",
+            "Run time (finished_at - started_at) of the runs that finished in the window.",
+            buckets=recent.duration.buckets(DURATION_BUCKETS),
+            gsum_value=recent.duration.total,
         )
-        if beats["latest"] is not None:
-            gauge(
-                "jobs_scheduler_last_seen_timestamp_seconds",
-                "Unix time of the latest heartbeat of any scheduler process.",
-                beats["latest"].timestamp(),
-            )
-        gauge(
-            "jobs_schedulers_alive",
-            "Scheduler processes whose heartbeat is recent (within the run lease).",
-            beats["alive"],
+    )
+    metrics.append(
+        GaugeHistogramMetricFamily(
+            "jobs_run_start_lag_recent_seconds",
+            "Start lag (started_at - scheduled_for) of first attempts that finished in "
+            "the window; retries are left out, their wait is the backoff.",
+            buckets=recent.lag.buckets(LAG_BUCKETS),
+            gsum_value=recent.lag.total,
         )
-        # The one row of the pause switch, by primary key.
-        gauge(
-            "jobs_scheduler_paused",
-            "1 while the whole scheduler is paused (maintenance mode: nothing is claimed), else 0.",
-            1.0 if SchedulerState.current_window().active(now) else 0.0,
+    )
+    _gauge(
+        metrics,
+        "jobs_metrics_window_seconds",
+        "The window of the *_recent metrics (JOBS_METRICS_WINDOW_SECONDS).",
+        window().total_seconds(),
+    )
+    return metrics
+
+
+def _scheduler_metrics(now: datetime) -> list[Metric]:
+    """The scheduler processes' heartbeats and the pause switch."""
+    metrics: list[Metric] = []
+    # Index jobs_scheduler_seen.
+    beats = SchedulerHeartbeat.objects.aggregate(
+        latest=Max("seen_at"),
+        alive=Count("pk", filter=Q(seen_at__gte=now - alive_within())),
+    )
+    if beats["latest"] is not None:
+        _gauge(
+            metrics,
+            "jobs_scheduler_last_seen_timestamp_seconds",
+            "Unix time of the latest heartbeat of any scheduler process.",
+            beats["latest"].timestamp(),
         )
-        return metrics
+    _gauge(
+        metrics,
+        "jobs_schedulers_alive",
+        "Scheduler processes whose heartbeat is recent (within the run lease).",
+        beats["alive"],
+    )
+    # The one row of the pause switch, by primary key.
+    _gauge(
+        metrics,
+        "jobs_scheduler_paused",
+        "1 while the whole scheduler is paused (maintenance mode: nothing is claimed), else 0.",
+        1.0 if SchedulerState.current_window().active(now) else 0.0,
+    )
+    return metrics
 
 
 def _queue_families(by_queue: Sequence[queue_status.QueueState]) -> list[Metric]:
