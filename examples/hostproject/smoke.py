@@ -25,6 +25,7 @@ from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.contrib.auth.models import Group  # noqa: E402
 from django.core.management import call_command  # noqa: E402
+from django.http import HttpResponse  # noqa: E402
 from django.test import Client  # noqa: E402
 
 EMAIL = "ops@example.com"
@@ -45,6 +46,30 @@ def api(token: str) -> Client:
 
 
 def before() -> None:
+    """Everything a user and a script do before the scheduler's pass, checked in turn;
+    what after() needs is written to STATE."""
+    _check_installed_and_public()
+    user, token = _job_admin()
+    job, run = _check_api(token)
+    code_run = _check_code_job(token)
+    browser = Client()
+    browser.force_login(user)
+    _check_screens(browser, job)
+    _check_schema(browser)
+    STATE.write_text(
+        json.dumps(
+            {
+                "token": token,
+                "job": job["id"],
+                "run": run.json()["id"],
+                "code_run": code_run.json()["id"],
+            }
+        )
+    )
+
+
+def _check_installed_and_public() -> None:
+    """The installed package, and what a visitor who has not logged in gets."""
     import jobs
 
     check("site-packages" in jobs.__file__, f"jobs is the installed package ({jobs.__file__})")
@@ -61,13 +86,20 @@ def before() -> None:
         "the API refuses an anonymous request although the project's DRF default is AllowAny",
     )
 
-    # A user of the custom model (e-mail, no username), a Job admin (migration 0006).
+
+def _job_admin() -> tuple[object, str]:
+    """A user of the custom model (e-mail, no username), a Job admin (migration 0006), and
+    an API token of theirs."""
     user = get_user_model().objects.create_user(EMAIL, password="not-used", is_staff=True)
     user.groups.add(Group.objects.get(name="Job admins"))
     out = io.StringIO()
     call_command("apitoken", EMAIL, stdout=out)
     token = out.getvalue().strip()
+    return user, token
 
+
+def _check_api(token: str) -> tuple[dict, HttpResponse]:
+    """The API creates a job for the project's task, pages its own way and starts a run."""
     created = api(token).post(
         "/scheduler/api/v1/jobs/",
         json.dumps(
@@ -98,8 +130,11 @@ def before() -> None:
         f"/scheduler/api/v1/jobs/{job['id']}/run/", "{}", content_type="application/json"
     )
     check(run.status_code == 201, "the API starts a run now")
+    return job, run
 
-    # The job declared in reports/tasks.py, made by syncjobs: its schedule is the code's.
+
+def _check_code_job(token: str) -> HttpResponse:
+    """The job declared in reports/tasks.py, made by syncjobs: its schedule is the code's."""
     declared = api(token).get("/scheduler/api/v1/jobs/", {"search": "count_reports"}).json()
     code_job = next((j for j in declared["results"] if j["name"] == CODE_JOB), None)
     check(
@@ -119,9 +154,12 @@ def before() -> None:
         f"/scheduler/api/v1/jobs/{code_job['id']}/run/", "{}", content_type="application/json"
     )
     check(code_run.status_code == 201, "the API starts a run of the job declared in code")
+    return code_run
 
-    browser = Client()
-    browser.force_login(user)
+
+def _check_screens(browser: Client, job: dict) -> None:
+    """The dashboard, its links under the prefix beside the project's own URLs, the job's
+    page, the form and the admin."""
     dashboard = browser.get("/scheduler/")
     html = dashboard.content.decode()
     check(dashboard.status_code == 200, "the dashboard renders")
@@ -152,22 +190,15 @@ def before() -> None:
         "the job form renders (crispy, Bootstrap 5, without crispy settings)",
     )
     check(browser.get("/admin/jobs/job/").status_code == 200, "the admin lists the jobs")
+
+
+def _check_schema(browser: Client) -> None:
+    """The API's schema names its paths under the app's prefix."""
     schema = browser.get("/scheduler/api/schema/?format=json")
     paths = list(json.loads(schema.content)["paths"]) if schema.status_code == 200 else []
     check(
         bool(paths) and all(path.startswith("/scheduler/api/v1/") for path in paths),
         f"the API's schema gives its paths under the prefix ({paths[:2]} ...)",
-    )
-
-    STATE.write_text(
-        json.dumps(
-            {
-                "token": token,
-                "job": job["id"],
-                "run": run.json()["id"],
-                "code_run": code_run.json()["id"],
-            }
-        )
     )
 
 
