@@ -48,6 +48,7 @@ from jobs.models.choices import (
     ScheduleType,
     validate_schedule_time,
 )
+from jobs.models.job_constraints import job_constraints
 from jobs.models.job_operator import JobOperatorActions
 from jobs.models.job_queries import JobQuerySet
 from jobs.models.job_saving import JobSaving
@@ -345,7 +346,7 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
             models.Index(fields=["queue"], name="jobs_job_queue"),
         ]
         constraints = [
-            *job_rules.job_constraints(),
+            *job_constraints(),
             # One job per declaration in code, however many processes sync at once.
             models.UniqueConstraint(
                 fields=["code_key"],
