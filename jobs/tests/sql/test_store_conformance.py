@@ -978,6 +978,10 @@ def test_claims_paused_is_true_from_the_pause_until_its_end(s):
         assert ops.claims_paused(db(NOW)) is True
         assert ops.claims_paused(db(at(60))) is False
         assert ops.claims_paused(db(at(61))) is False
+        # The same rule as the screens' and the API's, in Python.
+        window = SchedulerState.current_window()
+        for moment in (at(-61), NOW, at(59.999999), at(60), at(61)):
+            assert ops.claims_paused(db(moment)) is window.active(moment), moment
 
 
 @contract("cancel_run")
