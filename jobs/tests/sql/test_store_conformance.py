@@ -36,7 +36,7 @@ from jobs.models import (
     Trigger,
 )
 from jobs.runs import RunTicket
-from jobs.sql import store
+from jobs.sql import readings, store
 from jobs.sql.base import Claimed, JobsMoved, Operations, Store
 from jobs.sql.rows import (
     ActiveRun,
@@ -1281,6 +1281,39 @@ def test_timeline_jobs_reads_every_job_in_the_timeline_field_order(s):
     assert jobs[key(cron)].next_run_us == micros(fresh(cron).next_run_at)
     assert jobs[key(once)].scheduled_at_us == micros(at(3600))
     assert jobs[key(once)].is_active is False
+
+
+# --- readings built in the vendor layer (the /metrics histograms) ------------------------
+
+
+def test_recent_buckets_group_runs_finished_since_by_status_attempt_and_buckets():
+    job = make_job()
+    # Finished since the moment: durations 0.5 s, 3 s, 30 s and none; lags 0, 2 s and none.
+    a_run(job, -100, status=SUCCESS, took=timedelta(seconds=0.5))
+    a_run(job, -90, status=SUCCESS, took=timedelta(seconds=5), started_at=at(-88))
+    a_run(job, -80, status=FAILED, attempt=2, took=timedelta(seconds=30))
+    a_run(job, -70, status=SKIPPED, finished_at=at(-70), started_at=None)
+    a_run(job, -500, status=SUCCESS)  # finished before the moment
+    a_run(job, -10, status=RUNNING)
+
+    rows = readings.recent_buckets(at(-200), [1.0, 10.0], [1.0])
+
+    def bucket(row: readings.RecentBucket) -> tuple:
+        return (row.status, row.first_attempt, row.duration_bucket, row.lag_bucket, row.count)
+
+    assert sorted(map(bucket, rows)) == sorted(
+        [
+            (SUCCESS, True, 0, 0, 1),  # 0.5 s, started on time
+            (SUCCESS, True, 1, 1, 1),  # 3 s, started 2 s late
+            (FAILED, False, 2, 0, 1),  # 30 s: beyond the last bound
+            (SKIPPED, True, -1, -1, 1),  # never started: no duration, no lag
+        ]
+    )
+    (late,) = (row for row in rows if row.lag_bucket == 1)
+    assert (late.duration_sum, late.lag_sum) == (
+        pytest.approx(3, abs=1e-3),
+        pytest.approx(2, abs=1e-3),
+    )
 
 
 # --- the store itself -------------------------------------------------------------------
