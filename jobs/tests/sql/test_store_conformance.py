@@ -17,6 +17,7 @@ public operation of `Operations`, or a method of `Store`, has no test here.
 from __future__ import annotations
 
 import inspect
+import threading
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -24,6 +25,7 @@ from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.db import connection
 from django.db.models import Count
 
 from jobs.models import (
@@ -1281,6 +1283,135 @@ def test_timeline_jobs_reads_every_job_in_the_timeline_field_order(s):
     assert jobs[key(cron)].next_run_us == micros(fresh(cron).next_run_at)
     assert jobs[key(once)].scheduled_at_us == micros(at(3600))
     assert jobs[key(once)].is_active is False
+
+
+# --- between two connections -----------------------------------------------------------
+# The same contracts with two transactions at once, each on a connection of its own (a
+# thread), committed data and all: what a second scheduler or worker process does. The
+# outcome is asserted, whichever transaction goes first; the barrier only makes them
+# start together, and its timeout only keeps a broken store from hanging the suite.
+
+Result = TypeVar("Result")
+
+
+def at_once(*calls: Callable[[], Result]) -> list[Result]:
+    """Each call in a thread of its own, released together; their results, in order."""
+    barrier = threading.Barrier(len(calls))
+    results: list[Any] = [None] * len(calls)
+    errors: list[BaseException] = []
+
+    def run(index: int, call: Callable[[], Result]) -> None:
+        try:
+            barrier.wait(timeout=30)
+            results[index] = call()
+        except BaseException as exc:  # reported by the test's thread
+            errors.append(exc)
+            barrier.abort()
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=item) for item in enumerate(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads), "a transaction never ended"
+    assert not errors, errors
+    return results
+
+
+def in_transaction(work: Callable[[Operations], Result]) -> Callable[[], Result]:
+    def call() -> Result:
+        with store().transaction() as ops:
+            return work(ops)
+
+    return call
+
+
+@contract("start_runs")
+@pytest.mark.django_db(transaction=True)
+def test_two_connections_starting_the_same_runs_each_win_different_ones():
+    job = make_job()
+    keys = [key(a_run(job, -100 + i, status=PENDING)) for i in range(40)]
+
+    won = at_once(
+        *(
+            in_transaction(lambda ops, w=worker: ops.start_runs(keys, w, db(NOW)))
+            for worker in ("w1", "w2")
+        )
+    )
+
+    assert won[0] | won[1] == set(keys)
+    assert not won[0] & won[1]
+    for worker, runs in zip(("w1", "w2"), won, strict=True):
+        assert set(JobHistory.objects.filter(worker=worker).values_list("pk", flat=True)) == {
+            uuid.UUID(k) for k in runs
+        }
+
+
+@contract("insert_runs")
+@pytest.mark.django_db(transaction=True)
+def test_two_connections_inserting_the_same_occurrences_insert_each_once():
+    job = make_job()
+    batches = [[new_run(job, -100 + i) for i in range(40)] for _ in range(2)]
+
+    inserted = at_once(
+        *(in_transaction(lambda ops, runs=batch: ops.insert_runs(runs)) for batch in batches)
+    )
+
+    assert len(inserted[0]) + len(inserted[1]) == 40
+    assert JobHistory.objects.filter(job=job).count() == 40
+    assert set(JobHistory.objects.values_list("pk", flat=True)) == {
+        uuid.UUID(k) for k in inserted[0] | inserted[1]
+    }
+
+
+@contract("lock_queue", "start_limited_runs")
+@pytest.mark.django_db(transaction=True)
+def test_two_connections_starting_runs_of_a_limited_queue_never_pass_its_limit():
+    job = make_job(queue="q")
+    keys = [key(a_run(job, -100 + i, status=PENDING, queue="q")) for i in range(20)]
+
+    def start(worker: str) -> Callable[[], set[str]]:
+        def work(ops: Operations) -> set[str]:
+            ops.lock_queue("q")
+            return ops.start_limited_runs(keys, worker, db(NOW), "q", 3)
+
+        return in_transaction(work)
+
+    for round_ in range(3):  # each round frees the slots again: more chances to collide
+        won = at_once(start("w1"), start("w2"))
+        assert len(won[0]) + len(won[1]) == 3, round_
+        assert JobHistory.objects.filter(status=RUNNING).count() == 3
+        JobHistory.objects.filter(status=RUNNING).update(status=SUCCESS)
+
+
+@contract("claim", "due_jobs", "move_jobs")
+@pytest.mark.django_db(transaction=True)
+def test_two_connections_claiming_at_once_claim_each_occurrence_once():
+    jobs = [due_job(-10 - i) for i in range(30)]
+    s = store()
+
+    def plan(ops: Operations) -> list | None:
+        return ops.due_jobs(db(NOW), 100) or None
+
+    def apply(ops: Operations, due: list, all_or_nothing: bool) -> set[str]:
+        moved = ops.move_jobs([JobMove(db(at(3600)), True, j.key, j.read_next_run_at) for j in due])
+        if all_or_nothing and moved != len(due):
+            raise JobsMoved
+        return ops.insert_runs(
+            [new_run(Job(pk=uuid.UUID(j.key)), 0, scheduled_for=db(j.next_run_at)) for j in due]
+        )
+
+    claims = at_once(lambda: s.claim(plan, apply), lambda: s.claim(plan, apply))
+
+    inserted = [claim.inserted for claim in claims if claim is not None]
+    assert sum(len(keys) for keys in inserted) == 30
+    assert JobHistory.objects.count() == 30
+    assert sorted(JobHistory.objects.values_list("scheduled_for", flat=True)) == sorted(
+        job.next_run_at for job in jobs
+    )
+    assert set(Job.objects.values_list("next_run_at", flat=True)) == {at(3600)}
 
 
 # --- readings built in the vendor layer (the /metrics histograms) ------------------------
