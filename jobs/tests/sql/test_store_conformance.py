@@ -886,7 +886,7 @@ def test_undispatched_runs_are_ready_runs_never_handed_out_or_handed_out_long_ag
     job = make_job()
     never = a_run(job, -30, status=PENDING)
     long_ago = a_run(job, -20, status=PENDING, dispatched_at=at(-600))
-    just_now = a_run(job, -10, status=PENDING, dispatched_at=at(-5))
+    just_now = a_run(job, -10, status=PENDING, dispatched_at=at(-5))  # another's, in flight
     a_run(job, -40, status=PENDING, not_before=at(60))
     a_run(job, -50, status=PENDING, queue="other")
     with s.reading() as ops:
@@ -894,7 +894,7 @@ def test_undispatched_runs_are_ready_runs_never_handed_out_or_handed_out_long_ag
         first = ops.undispatched_runs("default", db(NOW), db(at(-300)), 1)
     assert [t.run_key for t in found] == [key(never), key(long_ago)]
     assert [t.run_key for t in first] == [key(never)]
-    assert just_now.dispatched_at == at(-5)
+    assert fresh(just_now).dispatched_at == at(-5)
 
 
 @contract("stamp_dispatched")
@@ -1612,16 +1612,22 @@ def test_hour_of_groups_a_datetime_column_by_its_utc_hour(s):
 
 
 @contract("checkpointer")
-def test_the_checkpointer_starts_and_stops_beside_a_long_running_process(s):
+def test_the_checkpointer_runs_beside_writes_and_stops_when_told(s):
+    """As the scheduler uses it (start, then stop, once or twice on the way out) and
+    the pruning (a with-block around its writes)."""
+    job = make_job()
     checkpointer = s.checkpointer()
-    started = checkpointer.start()
+    checkpointer.start()
     try:
-        assert started in (True, False, None)
+        with s.transaction() as ops:
+            ops.insert_runs([new_run(job, -10)])
     finally:
         checkpointer.stop()
-    with s.checkpointer():
-        pass
+    checkpointer.stop()
     assert not getattr(checkpointer, "running", False)
+    with s.checkpointer(), s.transaction() as ops:
+        ops.insert_runs([new_run(job, -20)])
+    assert JobHistory.objects.filter(job=job).count() == 2
 
 
 @contract("lock_queue")
