@@ -379,8 +379,14 @@ _LOG_STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC\]", re.MULTILI
 
 
 def _local_stamp(match: re.Match[str]) -> str:
-    moment = datetime.strptime(match[1], "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
-    local = timezone.localtime(moment)
+    # The log also holds what the job printed, and any text may look like a stamp: one
+    # that is no time (month 13), or none in the viewer's zone (year 9999 east of UTC,
+    # year 1 west of it), is shown as written rather than failing the page.
+    try:
+        moment = datetime.strptime(match[1], "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
+        local = timezone.localtime(moment)
+    except (ValueError, OverflowError):
+        return match[0]
     return (
         f'[<time datetime="{moment.isoformat()}" title="{match[1]} UTC">'
         f"{local:%Y-%m-%d %H:%M:%S} {local.tzname()}</time>]"
