@@ -39,7 +39,14 @@ from jobs.models import (
 )
 from jobs.runs import RunTicket
 from jobs.sql import readings, store
-from jobs.sql.base import Claimed, JobsMoved, Operations, Store
+from jobs.sql.base import (
+    LIVE_LOGS_PER_STATEMENT,
+    ROWS_PER_STATEMENT,
+    Claimed,
+    JobsMoved,
+    Operations,
+    Store,
+)
 from jobs.sql.rows import (
     ActiveRun,
     CancelledRun,
@@ -1516,7 +1523,7 @@ def test_writing_keeps_the_orm_writes_of_its_block_or_none_of_them(s):
 
 
 @contract("reading")
-def test_reading_sees_what_was_written_and_writes_nothing(s):
+def test_reading_gives_operations_that_see_what_was_written(s):
     job = make_job()
     run = a_run(job, -10, status=PENDING)
     with s.reading() as ops:
@@ -1584,6 +1591,73 @@ def test_update_rows_runs_a_row_statement_once_per_row_and_counts_the_rows_chang
         )
     assert changed == 3
     assert [fresh(job).consecutive_failures for job in jobs] == [1, 2, 3]
+
+
+@contract(
+    "insert_runs",
+    "start_runs",
+    "started_tickets",
+    "heartbeat_runs",
+    "write_live_logs",
+    "finish_runs",
+    "insert_retry_runs",
+)
+def test_a_batch_larger_than_one_statement_takes_is_handled_whole(s):
+    """Batches go in chunks (ROWS_PER_STATEMENT rows, a hundred live logs), within every
+    vendor's bound on a statement's parameters; a chunk's edge loses no row."""
+    job = make_job()
+    count = ROWS_PER_STATEMENT + 100
+    runs = [new_run(job, -count + i) for i in range(count)]
+    keys = [run.key for run in runs]
+
+    with s.transaction() as ops:
+        assert ops.insert_runs(runs) == set(keys)
+        assert ops.start_runs(keys, WORKER, db(NOW)) == set(keys)
+        assert len(ops.started_tickets(keys)) == count
+        assert ops.heartbeat_runs(keys, db(at(1))) == count
+        logs = [LiveLog(k, WORKER, "so far") for k in keys[: LIVE_LOGS_PER_STATEMENT + 50]]
+        assert ops.write_live_logs(logs) == len(logs)
+        assert JobHistory.objects.filter(job=job, log="so far").count() == len(logs)
+        done = db(at(2))
+        assert ops.finish_runs([FinishedRun(FAILED, db(NOW), done, "", k) for k in keys]) == count
+        ops.insert_retry_runs(
+            [RetryRun(new_key(), key(job), run.scheduled_for, 2, done, done, None) for run in runs]
+        )
+
+    assert JobHistory.objects.filter(job=job, status=FAILED).count() == count
+    assert JobHistory.objects.filter(job=job, attempt=2, status=PENDING).count() == count
+
+
+@contract("active_runs", "watched_jobs", "chaining_jobs", "chained_jobs")
+def test_a_batch_of_jobs_larger_than_one_statement_takes_is_handled_whole(s):
+    """Statements naming each job twice, or locking them, take half a chunk of jobs."""
+    count = ROWS_PER_STATEMENT // 2 + 50
+    target = make_job(name="target")
+    jobs = Job.objects.bulk_create(
+        Job(
+            name=f"j{i}",
+            command="true",
+            interval=10,
+            interval_unit="second",
+            notify_on_failure=True,
+        )
+        for i in range(count)
+    )
+    Job.on_success.through.objects.bulk_create(
+        Job.on_success.through(from_job_id=job.pk, to_job_id=target.pk) for job in jobs
+    )
+    keys = [key(job) for job in jobs]
+    with s.transaction() as ops:
+        ops.insert_runs([new_run(job, -10) for job in jobs])
+        active = ops.active_runs(keys)
+        watched = ops.watched_jobs(keys)
+        chaining = ops.chaining_jobs(keys)
+        links = ops.chained_jobs(keys)
+
+    assert set(active) == set(keys)
+    assert sorted(w.key for w in watched) == sorted(keys)
+    assert chaining == set(keys)
+    assert sorted(link.from_key for link in links) == sorted(keys)
 
 
 @contract("seconds_between")
