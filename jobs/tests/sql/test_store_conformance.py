@@ -10,6 +10,9 @@ Rows are built with jobs/tests/factories.py and read back through the ORM, so th
 test checks the database, not the store's own reading of it. Values go in as the engine
 sends them: keys as 32 hex digits, datetimes adapted by the store (`db()`).
 
+A few contracts are pinned again with two transactions at once, each on a connection of
+its own, as two scheduler processes meet; and batches larger than one statement takes.
+
 Each test names the operations it covers (`@contract(...)`); the last tests fail if a
 public operation of `Operations`, or a method of `Store`, has no test here.
 """
