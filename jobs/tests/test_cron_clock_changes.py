@@ -10,11 +10,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from jobs import engine, preview, schedules
+from jobs import engine
 from jobs.alerts import health
 from jobs.engine import claim
+from jobs.forecasts import preview
 from jobs.models import Job, JobHistory, SchedulerHealth, SchedulerHeartbeat
-from jobs.schedules import CronSchedule
+from jobs.schedules import arithmetic as schedules
+from jobs.schedules.arithmetic import CronSchedule
 from jobs.tests.declaring import code_job, syncjobs
 
 CHATHAM = ZoneInfo("Pacific/Chatham")

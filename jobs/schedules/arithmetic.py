@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from cronsim import CronSim, CronSimError
 
-from jobs.cron_match import CronMatcher
+from jobs.schedules.cron_match import CronMatcher
 
 SECOND = "second"
 MINUTE = "minute"
