@@ -1,15 +1,10 @@
 """CronSchedule.next_after against a brute-force oracle, in every IANA zone, around each
 zone's clock changes from 2020 to 2030.
 
-The oracle walks local time minute by minute and applies the documented rules (README,
-"Cron schedules and time zones") directly:
-- elapsed time (the minute or hour field starts with "*"): every real minute whose wall
-  time the expression names;
-- wall clock (otherwise): every wall minute the expression names, at its first pass when
-  it happens twice, and at the first instant after the gap when it does not exist.
-The property: the next occurrence exists, is strictly after the moment, is a wall time
-the expression names (or a gap's substitute), and the chain of next occurrences over a
-window is exactly the oracle's list: no gap, no duplicate.
+The oracle (jobs/tests/cron_oracle.py) walks local time minute by minute. The property:
+the next occurrence exists, is strictly after the moment, is a wall time the expression
+names (or a gap's substitute), and the chain of next occurrences over a window is
+exactly the oracle's list: no gap, no duplicate.
 
 Bounded for the suite (a few seconds); `JOBS_PROPERTY_EXAMPLES=5000` runs a large one.
 """
@@ -27,92 +22,13 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from jobs.schedules.arithmetic import CHANGE_SPACING, CronSchedule, time_zone_names
+from jobs.tests.cron_oracle import MINUTE, Expression, is_named_or_substitute, oracle
 
 EXAMPLES = int(os.environ.get("JOBS_PROPERTY_EXAMPLES", "60"))
 ZONES = time_zone_names()
-MINUTE = timedelta(minutes=1)
 # The window compared with the oracle, after the moment.
 WINDOW = timedelta(hours=30)
 FIRST_YEAR, LAST_YEAR = 2020, 2030
-
-
-# --- the oracle ---------------------------------------------------------------------------
-
-
-class Expression:
-    """What an expression names, read by cronsim's parser (its sets and its day rule),
-    matched minute by minute here: nothing of the code under test."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        sim = CronSim(text, datetime(2000, 1, 1))
-        self.minutes, self.hours, self.months = sim.minutes, sim.hours, sim.months
-        self.match_day = sim.match_day
-        minute, hour = text.split()[:2]
-        self.wall_clock = not (minute.startswith("*") or hour.startswith("*"))
-
-    def names(self, wall: datetime) -> bool:
-        return (
-            wall.second == 0
-            and wall.minute in self.minutes
-            and wall.hour in self.hours
-            and wall.month in self.months
-            and self.match_day(wall.date())
-        )
-
-
-def exists(wall: datetime, zone: ZoneInfo) -> bool:
-    aware = wall.replace(tzinfo=zone)
-    return aware.astimezone(UTC).astimezone(zone).replace(tzinfo=None) == wall
-
-
-def oracle(
-    expression: Expression,
-    zone: ZoneInfo,
-    start: datetime,
-    end: datetime,
-    margin: timedelta = timedelta(days=1),
-) -> list:
-    """Every occurrence in (start, end], by brute force. `margin`: more than any clock
-    change between them moves the wall clock (a day, as Pacific/Apia in 2011)."""
-    found: set[datetime] = set()
-    if not expression.wall_clock:
-        at = start.replace(second=0, microsecond=0) + MINUTE
-        while at <= end:
-            if expression.names(at.astimezone(zone).replace(tzinfo=None)):
-                found.add(at)
-            at += MINUTE
-    else:
-        wall = (start.astimezone(zone) - margin).replace(tzinfo=None, second=0, microsecond=0)
-        last = (end.astimezone(zone) + margin).replace(tzinfo=None)
-        while wall <= last:
-            if expression.names(wall):
-                real = wall
-                while not exists(real, zone):  # in a gap: the first minute after it
-                    real += MINUTE
-                found.add(real.replace(tzinfo=zone, fold=0).astimezone(UTC))
-            wall += MINUTE
-    return sorted(at for at in found if start < at <= end)
-
-
-def is_named_or_substitute(expression: Expression, zone: ZoneInfo, at: datetime) -> bool:
-    """`at` shows a wall time the expression names, or (wall clock) it is the first
-    instant after a gap in which the expression names a time."""
-    if expression.names(at.astimezone(zone).replace(tzinfo=None)):
-        return True
-    if not expression.wall_clock:
-        return False
-    before = (at - timedelta(microseconds=1)).astimezone(zone)
-    after = at.astimezone(zone)
-    if after.utcoffset() <= before.utcoffset():  # type: ignore[operator]
-        return False
-    wall = (at + before.utcoffset()).replace(tzinfo=None)  # type: ignore[operator]
-    end = after.replace(tzinfo=None)
-    while wall < end:
-        if expression.names(wall):
-            return True
-        wall += MINUTE
-    return False
 
 
 @cache
