@@ -11,7 +11,8 @@ same local time every day is a cron job.
 
 Cron expressions are read by cronsim and matched here against the job's wall clock,
 walked in local time; occurrences are returned as aware UTC. What a clock change does
-to them (Debian cron's rules, for changes of any size) is CronSchedule's docstring.
+to them (Debian cron's rules, for changes of any size) is CronSchedule's docstring and
+docs/scheduling.md ("Cron schedules and time zones").
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 The occurrences themselves come from jobs.schedules.arithmetic (the scheduler's code);
 this module only looks at them and says what happened at a clock change, by comparing
 them with the wall-clock times the expression names. It describes what
-CronSchedule.next_after does, it does not decide it:
+CronSchedule.next_after does (docs/scheduling.md, "Cron schedules and time zones"), it
+does not decide it:
 
 - a time in a gap (clocks forward) that the wall clock moves to the end of the gap:
   "02:30 does not exist on 29 March 2026: runs at 03:00 CEST" (several such times run

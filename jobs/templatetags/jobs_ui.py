@@ -121,9 +121,11 @@ def simulation_text(job: Any) -> str:
     """A simulated job's runs in words: how often they fail (a percentage) and how long
     they take ("20 s" when the shortest and longest are the same), each with "(default)"
     where the site's JOBS_SIM_* setting decides."""
-    defaults = conf.simulation()
+    effective = conf.simulation().for_job(
+        job.sim_failure_rate, job.sim_min_seconds, job.sim_max_seconds
+    )
     default = _("(default)")
-    rate = defaults.failure_rate if job.sim_failure_rate is None else job.sim_failure_rate
+    rate = effective.failure_rate
     if rate <= 0:
         fails = _("no run fails")
     elif rate >= 1:
@@ -132,10 +134,7 @@ def simulation_text(job: Any) -> str:
         fails = _("%(percent)s %% of runs fail") % {"percent": _number(rate * 100)}
     if job.sim_failure_rate is None:
         fails = f"{fails} {default}"
-    shortest = defaults.min_seconds if job.sim_min_seconds is None else job.sim_min_seconds
-    longest = defaults.max_seconds if job.sim_max_seconds is None else job.sim_max_seconds
-    # The executor's rule: a range the defaults turned around runs for the shortest.
-    longest = max(longest, shortest)
+    shortest, longest = effective.min_seconds, effective.max_seconds
     if longest == shortest:
         takes = _("each takes %(seconds)s s") % {"seconds": _number(shortest)}
     else:
