@@ -290,3 +290,52 @@ def test_the_claim_runs_both_lord_howe_0145s(make_job, clock):
     ]
     job.refresh_from_db()
     assert job.is_active
+
+
+# --- the one rule: does the field start with "*"? ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expression", "wall_clock"),
+    [
+        ("30 2 * * *", True),
+        ("0-59/20 2 * * *", True),
+        ("0,*/20 2 * * *", True),  # names what "*/20" names, but does not start with "*"
+        ("*/20 2 * * *", False),
+        ("0 * * * *", False),
+        ("0 */2 * * *", False),
+    ],
+)
+def test_an_expression_follows_elapsed_time_when_its_minute_or_hour_starts_with_a_star(
+    expression: str, wall_clock: bool
+) -> None:
+    assert schedules.follows_wall_clock(expression) is wall_clock
+
+
+@pytest.mark.parametrize(
+    ("expression", "second_pass_runs"),
+    [("0-59/20 2 * * *", False), ("0,*/20 2 * * *", False), ("*/20 2 * * *", True)],
+)
+def test_the_second_0220_of_berlins_autumn_runs_only_for_elapsed_time(
+    expression: str, second_pass_runs: bool
+) -> None:
+    # 25 October 2026: 02:20 CEST is 00:20 UTC, 02:20 CET is 01:20 UTC.
+    following = CronSchedule(expression, "Europe/Berlin").next_after(utc(2026, 10, 25, 1, 19))
+    assert (following == utc(2026, 10, 25, 1, 20)) is second_pass_runs
+
+
+def test_a_day_field_starting_with_a_star_makes_both_day_fields_count() -> None:
+    # June 2026: Mondays are the 1st, 8th, 15th, 22nd and 29th.
+    both = CronSchedule("0 0 */2 * 1", "UTC")  # odd-numbered days that are Mondays
+    assert [t.day for t in _june(both)] == [1, 15, 29]
+    either = CronSchedule("0 0 1,15 * 1", "UTC")  # the 1st, the 15th, and Mondays
+    assert [t.day for t in _june(either)] == [1, 8, 15, 22, 29]
+    every_day = CronSchedule("0 0 1-31 * 1", "UTC")  # "1-31" is not a wildcard: either
+    assert len(_june(every_day)) == 30
+
+
+def _june(schedule: CronSchedule) -> list[datetime]:
+    found, at = [], utc(2026, 5, 31, 23, 59)
+    while (at := schedule.next_after(at)) is not None and at < utc(2026, 7, 1):
+        found.append(at)
+    return found
