@@ -325,8 +325,9 @@ class CronSchedule:
         expression names no time within 50 years (validation refuses such expressions).
 
         Walks the wall clock one stretch of constant UTC offset at a time: in the usual
-        case (no clock change before the answer) that is one cronsim step and two offset
-        look-ups; each clock change on the way costs one more step and a bisection.
+        case (no clock change before the answer) that is one CronMatcher step, two offset
+        look-ups and a look-up of the year's changes (kept); each clock change on the
+        way costs one more step.
         """
         zone = self.zone
         start = moment
@@ -346,9 +347,9 @@ class CronSchedule:
                     return at
                 # `found` is in the second pass of a repeated time, which the wall clock
                 # does not run: go on from the end of the repeated times.
-                assert first_pass is not None
-                began = first_change(zone, _instant(found, first_pass), at)
-                assert began is not None
+                began = first_change(zone, _instant(found, first_pass), at)  # type: ignore[arg-type]
+                if first_pass is None or began is None:  # zoneinfo contradicting itself
+                    raise ScheduleError(f"no clock change found before {at.isoformat()}")
                 start = began + (first_pass - offset)
                 wall = _wall(start, offset) - _SECOND
                 continue
