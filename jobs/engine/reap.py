@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from jobs import conf
-from jobs.engine import chains, events
+from jobs.engine import chains, events, leftovers
 from jobs.engine.rows import latest_per_job, retry_runs
 from jobs.models import RunStatus
 from jobs.runs import RunResult
@@ -32,7 +32,8 @@ def reap(now: datetime | None = None, *, limit: int = 500) -> int:
 
 
 def _reap_lost(now: datetime, limit: int) -> int:
-    """Fail runs whose worker stopped heartbeating (it died)."""
+    """Fail runs whose worker stopped heartbeating (it died), after killing what is left
+    of their processes on this host (jobs/engine/leftovers.py)."""
     lease = conf.lease()
     s = store()
     dt = s.adapt_datetime
@@ -48,6 +49,10 @@ def _reap_lost(now: datetime, limit: int) -> int:
         )
         reaped = ops.fail_lost_runs([run.ticket.run_key for run in stuck], db_now, note, db_cutoff)
         lost = [run for run in stuck if run.ticket.run_key in reaped]
+        # Before the retries exist (this transaction): what the lost attempts left on this
+        # host must not run beside them.
+        for run in lost:
+            leftovers.clear(ops, run, now)
         outcomes = []
         for run in lost:
             logger.warning(

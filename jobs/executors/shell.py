@@ -8,8 +8,10 @@ change such a job (jobs/access.py). The rules (README "Shell commands"):
 - the child leads a process group of its own; stopping the run (cancel, timeout,
   shutdown past the grace) stops the whole group (jobs/executors/processes.py);
 - its environment is built from nothing: PATH and LANG from this process, HOME and the
-  working directory a fresh empty directory of the run's own (removed afterwards), the
-  run's identity (JOB_ID, JOB_NAME, RUN_ID, SCHEDULED_FOR, ATTEMPT) and the job's
+  working directory a fresh empty directory of the run's own (removed afterwards, or by
+  the reaper when the worker died; see work_directory), the
+  run's identity (JOB_ID, JOB_NAME, RUN_ID, SCHEDULED_FOR, ATTEMPT; JOBS_RUN marks
+  every process of the run for the reaper, jobs/executors/leftovers.py) and the job's
   ``env``; never this process's SECRET_KEY, DATABASE_URL, REDIS_URL, EMAIL_* or
   METRICS_TOKEN;
 - stdin is closed; stdout and stderr go to the log; exit status 0 is success;
@@ -18,10 +20,13 @@ change such a job (jobs/access.py). The rules (README "Shell commands"):
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import re
 import shlex
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Mapping
@@ -39,7 +44,7 @@ from jobs.runs import RunTicket
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Names the run's identity takes; a job's env cannot replace them.
-IDENTITY_NAMES = ("JOB_ID", "JOB_NAME", "RUN_ID", "SCHEDULED_FOR", "ATTEMPT")
+IDENTITY_NAMES = ("JOB_ID", "JOB_NAME", "RUN_ID", "SCHEDULED_FOR", "ATTEMPT", "JOBS_RUN")
 
 
 def shell_enabled() -> bool:
@@ -109,6 +114,42 @@ def run_environment(ticket: RunTicket, home: str) -> dict[str, str]:
     return env
 
 
+def _work_root() -> str:
+    """The directory of this user's runs' work directories: private (0700), this user's,
+    not a link, so that no other user can put anything where a run will look."""
+    root = os.path.join(tempfile.gettempdir(), f"jobs-runs-{os.getuid()}")
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(root, 0o700)
+    info = os.lstat(root)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise OSError(errno.EPERM, f"{root} is not a private directory of this user")
+    return root
+
+
+def work_directory(run_key: str) -> str:
+    """Where the run's work directory is: named by the run, so that the reaper can
+    remove the one a dead worker left (jobs/engine/reap.py)."""
+    return os.path.join(tempfile.gettempdir(), f"jobs-runs-{os.getuid()}", run_key)
+
+
+def make_work_directory(run_key: str) -> str:
+    """A fresh, empty, private work directory for the run."""
+    _work_root()
+    path = work_directory(run_key)
+    remove_work_directory(run_key)
+    os.mkdir(path, 0o700)
+    return path
+
+
+def remove_work_directory(run_key: str) -> bool:
+    """Remove the run's work directory; whether there was one."""
+    path = work_directory(run_key)
+    if not os.path.lexists(path):
+        return False
+    shutil.rmtree(path, ignore_errors=True)
+    return True
+
+
 class ShellExecutor:
     def execute(self, ticket: RunTicket, context: ExecutionContext) -> Outcome:
         output = RunOutput()
@@ -128,7 +169,11 @@ class ShellExecutor:
             output.line(f"not run: {'; '.join(problems)}.")
             return Outcome(succeeded=False, log=output.text())
         timeout = ticket.timeout_seconds or default_timeout()
-        workdir = tempfile.mkdtemp(prefix=f"job-run-{ticket.run_key[:12]}-")
+        try:
+            workdir = make_work_directory(ticket.run_key)
+        except OSError as error:
+            output.line(f"not run: no work directory: {error.strerror or error}.")
+            return Outcome(succeeded=False, log=output.text())
         try:
             finished = run_child(
                 argv,
@@ -137,12 +182,13 @@ class ShellExecutor:
                 deadline=time.monotonic() + timeout,
                 env=run_environment(ticket, workdir),
                 cwd=workdir,
+                run_key=ticket.run_key,
             )
         except OSError as error:
             output.line(f"could not start {argv[0]!r}: {error.strerror or error}")
             return Outcome(succeeded=False, log=output.text())
         finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+            remove_work_directory(ticket.run_key)
         if finished.stopped == "deadline" and not ticket.timeout_seconds:
             output.line(
                 f"timed out after {timeout} s (JOBS_SHELL_DEFAULT_TIMEOUT): the run was stopped."

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from django.db import DatabaseError, close_old_connections, connection
 
 from jobs import conf, engine, metrics, queues
+from jobs.engine import leftovers
 from jobs.engine.logs import safe_log
 from jobs.executors import (
     STOP_CANCELLED,
@@ -115,6 +116,7 @@ class Heartbeater:
     ) -> None:
         """A worker is about to execute `run_key` with `context` (its own): stop it when
         it must (cancelled, `timeout` seconds passed, `parent` stopped)."""
+        context.notify = self._wake.set  # its processes started: record them at once
         if timeout is None:
             self._executing[run_key] = (context, parent, None, worker)
         else:
@@ -166,6 +168,22 @@ class Heartbeater:
             raise
         return len(rows)
 
+    def write_processes(self) -> int:
+        """Record where the processes of the executing runs that started some since the
+        last time are (engine.leftovers): one statement per run, once per run."""
+        written = 0
+        for key, (context, _, _, worker) in self._executing.copy().items():
+            if not context.processes_changed:
+                continue
+            context.processes_changed = False
+            try:
+                leftovers.record_processes(key, worker, context.processes)
+            except Exception:
+                context.processes_changed = True  # try again next time
+                raise
+            written += 1
+        return written
+
     def _enforce(self, now: float) -> float | None:
         """Stop runs whose worker stopped or whose deadline passed; the next deadline."""
         upcoming = None
@@ -190,6 +208,11 @@ class Heartbeater:
                 self._wake.clear()  # before looking: a wake from now on is not lost
                 now = time.monotonic()
                 upcoming = self._enforce(now)  # the earliest deadline still to come
+                try:
+                    self.write_processes()
+                except Exception as error:
+                    logger.warning("recording the runs' processes failed: %s", error)
+                    close_old_connections()
                 # A database hiccup must not kill the thread: the next beat retries well
                 # inside the lease, the next watch a second later.
                 if now >= next_watch:
