@@ -31,10 +31,11 @@ def record_processes(run_key: str, worker: str, processes: ProcessGroup) -> bool
         return ops.record_processes(run_key, worker, processes.host, processes.group)
 
 
-def note(run_key: str, text: str) -> None:
-    """Add `text` to the end of a run's log, whatever its status."""
+def note(run_key: str, text: str) -> str | None:
+    """Add `text` to the end of a run's log, whatever its status; the key of its job
+    (None: the run is gone)."""
     with store().transaction() as ops:
-        ops.append_run_log(run_key, text)
+        return ops.append_run_log(run_key, text)
 
 
 def clear(ops: Operations, run: LostRun, now: datetime) -> str:

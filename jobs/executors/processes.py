@@ -81,7 +81,7 @@ atexit.register(_stop_all_at_exit)
 
 
 def kill_grace() -> float:
-    return float(conf.setting("JOBS_KILL_GRACE_SECONDS"))
+    return conf.kill_grace()
 
 
 def supervised() -> bool:

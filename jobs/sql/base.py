@@ -538,8 +538,10 @@ class Operations:
     def record_processes(self, key: str, worker: str, host: str, group: int) -> bool:
         return self._execute("record_processes", [host, group, key, worker]).rowcount == 1
 
-    def append_run_log(self, key: str, note: str) -> None:
-        self._execute("append_run_log", [note, key])
+    def append_run_log(self, key: str, note: str) -> str | None:
+        """Add `note` to a run's log; the key of its job (None: no such run)."""
+        rows = self._execute("append_run_log", [note, key]).fetchall()
+        return self.store.read_key(rows[0][0]) if rows else None
 
     def timed_runs(self, limit: int) -> list[RunningRun]:
         """Running runs of jobs that have a timeout, oldest start first."""

@@ -517,6 +517,6 @@ UPDATE {run_table} SET process_host = %s, process_group = %s
 
 -- name: append_run_log
 -- A line added to a run's log whatever its status (the reaper saying what it killed, a
--- worker saying a task did not stop).
+-- worker saying a task did not stop); its job's id.
 -- params: note, key
-UPDATE {run_table} SET log = log || %s WHERE id = %s
+UPDATE {run_table} SET log = log || %s WHERE id = %s RETURNING job_id
