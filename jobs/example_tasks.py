@@ -15,7 +15,7 @@ from datetime import date
 from typing import Annotated
 
 from jobs import current_run, register
-from jobs.registry import Between
+from jobs.pytasks.registry import Between
 
 logger = logging.getLogger(__name__)
 

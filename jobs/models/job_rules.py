@@ -24,7 +24,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from jobs import conf, outbound, registry, schedules, signing, text
+from jobs import conf, text
 from jobs.executors import command as command_executor
 from jobs.executors import http as http_executor
 from jobs.executors import python as python_executor
@@ -45,6 +45,10 @@ from jobs.models.choices import (
     OverlapPolicy,
     ScheduleType,
 )
+from jobs.outbound import rules as outbound
+from jobs.outbound import signing
+from jobs.pytasks import registry
+from jobs.schedules import arithmetic as schedules
 
 # The rules take the job being validated (a Job); typed as a model so that this module
 # does not import the one that imports it.
@@ -362,7 +366,9 @@ def queue_errors(job: JobModel) -> dict[str, str]:
             "A queue name is letters, digits, “-” and “_” only, for example “reports”."
         )
     if job.priority is None or not MIN_PRIORITY <= job.priority <= MAX_PRIORITY:
-        errors["priority"] = _("The priority must be a whole number from -100 to 100.")
+        errors["priority"] = _(
+            "The priority must be a whole number from %(lowest)d to %(highest)d."
+        ) % {"lowest": MIN_PRIORITY, "highest": MAX_PRIORITY}
     return errors
 
 
@@ -470,7 +476,7 @@ def url_scheme(url: str) -> str:
 
 
 def webhook_host_error(job: JobModel) -> str | None:
-    """The address rules of jobs/outbound.py: no loopback, private, link-local, ...
+    """The address rules of jobs/outbound/rules.py: no loopback, private, link-local, ...
     host. A name that does not resolve now passes; the sender checks again."""
     try:
         parts = urlsplit(job.webhook_url)

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 from django.db import DatabaseError, close_old_connections, connection
 
-from jobs import alerts, conf, engine, metrics, queues
+from jobs import alerts, conf, engine, metrics
 from jobs.engine import leftovers
 from jobs.engine.logs import safe_log
 from jobs.executors import (
@@ -32,6 +32,7 @@ from jobs.executors import (
 )
 from jobs.executors.routing import routed
 from jobs.models import NotificationKind
+from jobs.queues import settings as queues
 from jobs.runs import RunResult, RunTicket
 from jobs.sql.rows import LiveLog
 

@@ -12,8 +12,8 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import reverse
 
-from jobs import access
-from jobs.access import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS, USE_SHELL
+from jobs.access import permissions as access
+from jobs.access.permissions import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS, USE_SHELL
 from jobs.models import ChangeAction, Job, JobChange, JobHistory
 from jobs.tests.api_helpers import token_client
 from jobs.tests.factories import make_job, make_user

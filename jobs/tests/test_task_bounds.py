@@ -9,10 +9,10 @@ from typing import Annotated
 import pytest
 from django.core.exceptions import ValidationError
 
-from jobs import registry
-from jobs.access import JOB_ADMINS
+from jobs.access.permissions import JOB_ADMINS
 from jobs.models import Job, JobHistory
-from jobs.registry import Between
+from jobs.pytasks import registry
+from jobs.pytasks.registry import Between
 from jobs.tests.api_helpers import token_client
 from jobs.tests.factories import make_job, make_user
 from jobs.web.arguments import parameter_field
