@@ -15,8 +15,9 @@ import logging
 import socket
 from datetime import datetime
 
+from jobs.engine.work import running_among
 from jobs.executors import leftovers
-from jobs.executors.shell import remove_work_directory
+from jobs.executors.shell import remove_work_directory, work_directories
 from jobs.runs import ProcessGroup
 from jobs.sql import store
 from jobs.sql.base import Operations
@@ -67,3 +68,17 @@ def clear(ops: Operations, run: LostRun, now: datetime) -> str:
     line = f"\n[{now:%Y-%m-%d %H:%M:%S} UTC] {'; '.join(parts)}."
     ops.append_run_log(run.ticket.run_key, line)
     return line
+
+
+def sweep_work_directories() -> int:
+    """Remove this user's work directories on this host whose run is not running (left
+    by a worker that died; the reaper removes those of the runs it reaps here, this at a
+    scheduler's start catches the rest). Returns how many were removed."""
+    keys = work_directories()
+    if not keys:
+        return 0
+    running = running_among(keys)
+    gone = [key for key in keys if key not in running]
+    for key in gone:
+        remove_work_directory(key)
+    return len(gone)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -68,11 +69,11 @@ def child_env() -> dict[str, str]:
     """The worker's environment, with its import path and its task modules (which a
     host project may set in its settings rather than in the environment)."""
     env = child_environment()
-    paths = [part for part in env.get("PYTHONPATH", "").split(":") if part]
+    paths = [part for part in env.get("PYTHONPATH", "").split(os.pathsep) if part]
     for path in sys.path:
         if path and path not in paths:
             paths.append(path)
-    env["PYTHONPATH"] = ":".join(paths)
+    env["PYTHONPATH"] = os.pathsep.join(paths)
     env["PYTHONUNBUFFERED"] = "1"
     return env
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import re
 import shlex
@@ -32,6 +33,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils.translation import gettext
 
 from jobs import conf
@@ -114,10 +116,19 @@ def run_environment(ticket: RunTicket, home: str) -> dict[str, str]:
     return env
 
 
+def _root_path() -> str:
+    """`<temp>/jobs-runs-<uid>-<site>`: per OS user, and per database (two sites of one
+    user on one host never sweep each other's runs' directories)."""
+    db = connections[DEFAULT_DB_ALIAS].settings_dict
+    site = "|".join(str(db.get(key) or "") for key in ("ENGINE", "HOST", "PORT", "NAME"))
+    tag = hashlib.sha256(site.encode()).hexdigest()[:12]
+    return os.path.join(tempfile.gettempdir(), f"jobs-runs-{os.getuid()}-{tag}")
+
+
 def _work_root() -> str:
     """The directory of this user's runs' work directories: private (0700), this user's,
     not a link, so that no other user can put anything where a run will look."""
-    root = os.path.join(tempfile.gettempdir(), f"jobs-runs-{os.getuid()}")
+    root = _root_path()
     with contextlib.suppress(FileExistsError):
         os.mkdir(root, 0o700)
     info = os.lstat(root)
@@ -129,7 +140,7 @@ def _work_root() -> str:
 def work_directory(run_key: str) -> str:
     """Where the run's work directory is: named by the run, so that the reaper can
     remove the one a dead worker left (jobs/engine/reap.py)."""
-    return os.path.join(tempfile.gettempdir(), f"jobs-runs-{os.getuid()}", run_key)
+    return os.path.join(_root_path(), run_key)
 
 
 def make_work_directory(run_key: str) -> str:
@@ -139,6 +150,15 @@ def make_work_directory(run_key: str) -> str:
     remove_work_directory(run_key)
     os.mkdir(path, 0o700)
     return path
+
+
+def work_directories() -> list[str]:
+    """The run keys of this user's work directories left on this host."""
+    try:
+        names = os.listdir(_root_path())
+    except OSError:
+        return []
+    return [name for name in names if len(name) == 32 and name.isalnum()]
 
 
 def remove_work_directory(run_key: str) -> bool:

@@ -26,8 +26,9 @@ from jobs.executors import ExecutionContext
 from jobs.executors.leftovers import RUN_MARKER
 from jobs.executors.output import RunOutput
 from jobs.executors.processes import run_child
-from jobs.executors.shell import make_work_directory, work_directory
+from jobs.executors.shell import make_work_directory, remove_work_directory, work_directory
 from jobs.models import JobHistory, RunStatus
+from jobs.runtime.scheduler import Scheduler
 from jobs.tests.factories import make_job
 from jobs.tests.processes import scheduler, wait_until
 from jobs.tests.test_real_work_processes import REAL_WORK, alive, finished_run, job_now, running
@@ -273,3 +274,26 @@ def test_the_reaper_leaves_the_processes_of_a_run_lost_on_another_host(tmp_path,
         process.wait()
     run.refresh_from_db()
     assert "killed" not in run.log
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_scheduler_starting_removes_the_work_directories_of_runs_no_longer_running():
+    job = make_job(name="dirs", is_active=False)
+    now = timezone.now()
+    finished, running_now = (
+        JobHistory.objects.create(
+            job=job,
+            scheduled_for=now - timedelta(seconds=seconds),
+            not_before=now,
+            status=status,
+            started_at=now,
+            worker="w",
+        )
+        for seconds, status in ((1, RunStatus.FAILED), (2, RunStatus.RUNNING))
+    )
+    for run in (finished, running_now):
+        make_work_directory(run.pk.hex)
+    Scheduler(workers=1).start_workers()
+    assert not os.path.exists(work_directory(finished.pk.hex))
+    assert os.path.isdir(work_directory(running_now.pk.hex))  # its run may still use it
+    remove_work_directory(running_now.pk.hex)
