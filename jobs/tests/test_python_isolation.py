@@ -132,6 +132,7 @@ def test_a_thread_task_ignoring_its_stop_is_reported_and_keeps_its_slot_until_it
         assert "its worker stays busy until the task returns" in reported.log
         assert metrics.PYTHON_NOT_STOPPED._value.get() == before + 1
         assert metrics.PYTHON_STILL_RUNNING._value.get() == 1
+        wait_until(lambda: sent, 10)  # dispatched once the log line is written
         assert [(n.run_key, n.kind) for n in sent] == [(run.pk.hex, NotificationKind.NOT_STOPPED)]
         # Its slot is taken: a run due now waits while the task spins.
         other = make_job(name="other", executor="simulated")
