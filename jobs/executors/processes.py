@@ -153,7 +153,8 @@ def _start(
         child = subprocess.Popen(
             [
                 sys.executable,
-                "-I",  # no site packages, no PYTHON* variables of the job's env
+                "-I",  # no user site, no PYTHON* variables of the job's env
+                "-S",  # no site packages: the supervisor imports the standard library only
                 str(SUPERVISOR),
                 str(os.getpid()),
                 f"{kill_grace():g}",

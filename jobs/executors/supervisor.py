@@ -34,7 +34,6 @@ import ctypes
 import errno
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -126,6 +125,32 @@ def stop_tree(grace: float, say: Callable[[str], None]) -> None:
         time.sleep(POLL_SECONDS)
 
 
+def start(command: list[str]) -> int:
+    """Fork and exec `command` (PATH from this environment, the run's); its pid. This
+    process has one thread, so fork is safe here, and cheaper to start than subprocess.
+    Raises OSError when the command cannot be executed."""
+    report_read, report_write = os.pipe2(os.O_CLOEXEC)
+    pid = os.fork()
+    if pid == 0:  # the command's process
+        try:
+            os.close(report_read)
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            os.execvp(command[0], command)
+        except OSError as error:
+            os.write(report_write, f"{error.errno or 0} {error.strerror or error}".encode())
+        finally:
+            os._exit(127)
+    os.close(report_write)
+    with os.fdopen(report_read, "rb") as report:
+        failure = report.read()  # empty: exec closed the pipe (CLOEXEC), it runs
+    if failure:
+        os.waitpid(pid, 0)
+        number, _, message = failure.decode(errors="replace").partition(" ")
+        raise OSError(int(number) if number.isdigit() else 0, message)
+    return pid
+
+
 def main(argv: list[str]) -> int:
     parent, grace, status_fd = int(argv[1]), float(argv[2]), int(argv[3])
     command = argv[5:] if argv[4:5] == ["--"] else argv[4:]
@@ -139,21 +164,17 @@ def main(argv: list[str]) -> int:
         with contextlib.suppress(OSError):
             os.write(1, f"{text}\n".encode())
 
-    def child_setup() -> None:
-        # Runs in the command's process before exec (this process has one thread).
-        signal.pthread_sigmask(signal.SIG_SETMASK, [])
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-
+    os.set_inheritable(status_fd, False)
     with os.fdopen(status_fd, "w") as status:
         if os.getppid() != parent:
             status.write("error 0 the worker ended before the command started\n")
             return 1
         try:
-            child = subprocess.Popen(command, preexec_fn=child_setup, close_fds=True)
+            child = start(command)
         except OSError as error:
             status.write(f"error {error.errno or 0} {error.strerror or error}\n")
             return 127
-        status.write(f"started {child.pid}\n")
+        status.write(f"started {child}\n")
 
     exit_status: int | None = None
     stop = False
@@ -163,7 +184,7 @@ def main(argv: list[str]) -> int:
             stop = True  # the worker died (the signal may have come before prctl)
         elif info is None or info.si_signo == signal.SIGCHLD:
             reap_zombies()
-            exit_status = _ended.get(child.pid)
+            exit_status = _ended.get(child)
         else:
             stop = True
     if exit_status is not None:
@@ -175,9 +196,9 @@ def main(argv: list[str]) -> int:
     stop_tree(grace, say)
     if exit_status is None:
         reap_zombies()
-        exit_status = _ended.get(child.pid)
+        exit_status = _ended.get(child)
         if exit_status is None:
-            exit_status = os.waitpid(child.pid, 0)[1]
+            exit_status = os.waitpid(child, 0)[1]
     if os.WIFSIGNALED(exit_status):
         # Ended by a signal: end by the same one, so the worker sees what the command did.
         number = os.WTERMSIG(exit_status)
