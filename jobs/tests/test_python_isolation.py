@@ -7,6 +7,8 @@ really ends."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -19,7 +21,7 @@ from jobs.executors import python as python_executor
 from jobs.models import Job, JobHistory, NotificationKind, RunStatus
 from jobs.runtime.scheduler import Scheduler
 from jobs.tests.factories import make_job
-from jobs.tests.processes import wait_until
+from jobs.tests.processes import BASE_DIR, wait_until
 from jobs.tests.test_real_work_processes import alive
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -97,6 +99,29 @@ def test_a_cancelled_isolated_run_ends_within_the_kill_grace_and_its_process_is_
         scheduler.shutdown()
     run = JobHistory.objects.get(job=job)
     assert run.status == RunStatus.CANCELLED and "cancelled by alice" in run.log
+
+
+@pytest.mark.parametrize(("raw", "expected"), [(None, "thread"), (" Process ", "process")])
+def test_the_isolation_comes_from_the_environment(raw, expected):
+    env = {key: value for key, value in os.environ.items() if key != "JOBS_PYTHON_ISOLATION"}
+    env["SECRET_KEY"] = "k" * 50
+    if raw is not None:
+        env["JOBS_PYTHON_ISOLATION"] = raw
+    code = "from scheduler_site import settings as s; print(s.JOBS_PYTHON_ISOLATION)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=BASE_DIR, capture_output=True, text=True
+    )
+    assert done.stdout.strip() == expected, done.stderr
+
+
+def test_an_unknown_isolation_in_the_environment_stops_the_process_with_a_message():
+    env = {**os.environ, "SECRET_KEY": "k" * 50, "JOBS_PYTHON_ISOLATION": "fork"}
+    code = "from scheduler_site import settings"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=BASE_DIR, capture_output=True, text=True
+    )
+    assert done.returncode != 0
+    assert "JOBS_PYTHON_ISOLATION must be thread or process, got 'fork'" in done.stderr
 
 
 def test_an_unknown_isolation_is_refused(settings):
