@@ -275,7 +275,7 @@ class Heartbeater:
                     self.write_processes()
                     self.report_not_stopped(now)
                 except Exception as error:
-                    logger.warning("recording the runs' processes failed: %s", error)
+                    logger.warning("recording or reporting the runs' processes failed: %s", error)
                     close_old_connections()
                 # A database hiccup must not kill the thread: the next beat retries well
                 # inside the lease, the next watch a second later.
