@@ -65,9 +65,14 @@ _running_lock = threading.Lock()
 def _stop_all_at_exit() -> None:
     with _running_lock:
         children = list(_running.values())
+    if _supervised:
+        # Each supervisor stops its whole tree on SIGTERM, and again when this process is
+        # gone (its parent-death signal): killing them from here would only cut that short.
+        for child in children:
+            _signal(child.pid, signal.SIGTERM)
+        return
     for child in children:
-        # A supervisor stops its tree on SIGTERM, and again when this process is gone.
-        (_signal if _supervised else _signal_group)(child.pid, signal.SIGTERM)
+        _signal_group(child.pid, signal.SIGTERM)
     ends = time.monotonic() + min(kill_grace(), 2.0)
     while time.monotonic() < ends and any(group_alive(c.pid) for c in children):
         for child in children:
@@ -281,9 +286,10 @@ def stop_group(child: subprocess.Popen, output: RunOutput | None = None) -> None
             try:
                 child.wait(timeout=kill_grace() + SUPERVISOR_MARGIN_SECONDS)
             except subprocess.TimeoutExpired:
+                # Not reaped yet, so the group id is still the supervisor's.
                 if output is not None:
                     output.line(f"[process supervisor {pgid} did not end: SIGKILL to its group]")
-        _signal_group(pgid, signal.SIGKILL)  # its group: nothing should be left
+                _signal_group(pgid, signal.SIGKILL)
         child.wait()
         return
     if child.poll() is None or group_alive(pgid):

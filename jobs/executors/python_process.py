@@ -66,8 +66,8 @@ def read_outcome(directory: Path) -> bool | None:
 
 
 def child_env() -> dict[str, str]:
-    """The worker's environment, with its import path and its task modules (which a
-    host project may set in its settings rather than in the environment)."""
+    """The worker's environment (its settings module too), with its import path: the
+    child imports the same settings, so finds the same task modules."""
     env = child_environment()
     paths = [part for part in env.get("PYTHONPATH", "").split(os.pathsep) if part]
     for path in sys.path:
