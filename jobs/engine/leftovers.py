@@ -25,6 +25,9 @@ from jobs.sql.rows import LostRun
 
 logger = logging.getLogger("jobs.engine")
 
+# The most killed processes a run's log names one by one.
+SHOWN_MAX = 20
+
 
 def record_processes(run_key: str, worker: str, processes: ProcessGroup) -> bool:
     """Record where a running run's processes are, while `worker` still runs it."""
@@ -49,8 +52,10 @@ def clear(ops: Operations, run: LostRun, now: datetime) -> str:
     removed = remove_work_directory(run.ticket.run_key)
     parts = []
     if killed.pids:
-        named = zip(killed.pids, killed.names, strict=True)
-        shown = ", ".join(f"{pid} ({name})" for pid, name in named)
+        named = list(zip(killed.pids, killed.names, strict=True))
+        shown = ", ".join(f"{pid} ({name})" for pid, name in named[:SHOWN_MAX])
+        if len(named) > SHOWN_MAX:
+            shown += f" and {len(named) - SHOWN_MAX} more"
         parts.append(
             f"killed {len(killed.pids)} process(es) left on {run.process_host} "
             f"(process group {run.process_group}): {shown}"
