@@ -217,9 +217,11 @@ LOGOUT_REDIRECT_URL = "login"
 
 
 # --- Failed logins (docs/permissions.md: "Logins and throttling") ----------------------
-# django-axes counts failed logins (the login page, the admin's, bad API tokens) per user
-# name and per client address; LOGIN_FAILURE_LIMIT failures within LOGIN_LOCKOUT_MINUTES
-# refuse that user name, or that address, for LOGIN_LOCKOUT_MINUTES after the last one.
+# django-axes counts failed logins (the login page, the admin's, bad API tokens) per
+# (user name, client address) pair and per client address; LOGIN_FAILURE_LIMIT failures
+# within LOGIN_LOCKOUT_MINUTES refuse that pair, or that address, for LOGIN_LOCKOUT_MINUTES
+# after the last one. Never a user name alone, from everywhere: anyone could keep its
+# owner out.
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1, maximum=1000)
 LOGIN_LOCKOUT_MINUTES = env_float("LOGIN_LOCKOUT_MINUTES", 15.0, minimum=1.0, maximum=10080.0)
 AUTHENTICATION_BACKENDS = [
@@ -229,8 +231,8 @@ AUTHENTICATION_BACKENDS = [
 ]
 AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
-# By user name OR by address ([["username"], ["ip_address"]]; only the address when a
-# failure names no user, as a bad API token does).
+# By (user name AND address) OR by address ([["username", "ip_address"], ["ip_address"]];
+# only the address when a failure names no user, as a bad API token does).
 AXES_LOCKOUT_PARAMETERS = "jobs.web.logins.lockout_parameters"
 # The address: REMOTE_ADDR, or with TRUSTED_PROXY the one the proxy put in X-Forwarded-For.
 AXES_CLIENT_IP_CALLABLE = "jobs.web.addresses.client_address"

@@ -88,10 +88,19 @@ def job_errors(
 
 def text_errors(job: JobModel) -> dict[str, str]:
     """No control characters or text-direction overrides (jobs/text.py) in the fields
-    people read in lists, logs, terminals and alert mails; a command keeps its tabs and
-    line breaks."""
+    people read in lists, logs, terminals and alert mails, nor any other invisible
+    character in a name; a command keeps its tabs and line breaks."""
     errors: dict[str, str] = {}
-    for name in ("name", "cron_expression"):
+    # A name is how people tell jobs apart: an invisible character would let two look
+    # the same (in lists, alerts, logs), so a name refuses every one of them.
+    char = text.invisible_character(job.name)
+    if char is not None:
+        errors["name"] = _(
+            "Remove the invisible character %(char)s: control characters, invisible "
+            "formatting characters (such as zero-width spaces), line separators and "
+            "text-direction overrides are not allowed in a name."
+        ) % {"char": text.code_point(char)}
+    for name in ("cron_expression",):
         char = text.forbidden_character(getattr(job, name))
         if char is not None:
             errors[name] = _(
