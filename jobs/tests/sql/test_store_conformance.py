@@ -62,7 +62,6 @@ from jobs.sql.rows import (
     JobPageRow,
     JobStatus,
     LiveLog,
-    LostRun,
     NewRun,
     QueueRoom,
     Replacement,
@@ -96,19 +95,6 @@ def contract(*names: str) -> Callable[[Test], Test]:
         return test
 
     return mark
-
-
-# Operations that some versions of the store do not have yet: their tests skip there, and
-# the check that every covered name is an operation does not count them as unknown.
-AWAITED: list[str] = []
-
-
-def needs(*names: str) -> pytest.MarkDecorator:
-    """Skip a test where Operations lacks one of these operations (or LostRun a field)."""
-    AWAITED.extend(names)
-    present = set(dir(Operations)) | set(LostRun._fields)
-    missing = [name for name in names if name not in present]
-    return pytest.mark.skipif(bool(missing), reason=f"this store has no {', '.join(missing)}")
 
 
 @pytest.fixture(autouse=True)
@@ -1313,7 +1299,6 @@ def test_timeline_jobs_reads_every_job_in_the_timeline_field_order(s):
 
 
 @contract("record_processes")
-@needs("record_processes")
 def test_record_processes_records_where_a_running_runs_processes_are_while_its_worker_runs_it(s):
     job = make_job()
     own = a_run(job, -30, status=RUNNING)
@@ -1332,7 +1317,6 @@ def test_record_processes_records_where_a_running_runs_processes_are_while_its_w
 
 
 @contract("append_run_log")
-@needs("append_run_log")
 def test_append_run_log_adds_to_any_runs_log_and_names_its_job(s):
     job = make_job()
     running = a_run(job, -20, status=RUNNING, log="out\n")
@@ -1348,7 +1332,6 @@ def test_append_run_log_adds_to_any_runs_log_and_names_its_job(s):
 
 
 @contract("lost_runs")
-@needs("process_host", "process_group")
 def test_a_lost_run_says_where_its_processes_are(s):
     job = make_job()
     with_processes = a_run(
@@ -1806,5 +1789,5 @@ def test_every_store_method_has_a_conformance_test():
 
 
 def test_every_name_covered_is_an_operation_or_a_store_method():
-    unknown = set(COVERED) - _public_methods(Operations) - _public_methods(Store) - set(AWAITED)
+    unknown = set(COVERED) - _public_methods(Operations) - _public_methods(Store)
     assert not unknown, f"covered names that are no operation: {sorted(unknown)}"
