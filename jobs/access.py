@@ -7,7 +7,6 @@ README "Who can do what" is the user-facing table; keep them together.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 VIEW_JOB = "jobs.view_job"  # see jobs and runs: any page or API read
@@ -43,84 +42,9 @@ def codename(permission: str) -> str:
     return permission.partition(".")[2]
 
 
-# --- what only users with jobs.use_shell may choose ------------------------------------
-
-# Management commands that execute code, lose data, hand out credentials or never end:
-# a `command` job may run one only if JOBS_MANAGEMENT_COMMANDS lists it, and only users
-# with jobs.use_shell may choose it.
-DANGEROUS_COMMANDS = frozenset(
-    {
-        "apitoken",
-        "benchmark",
-        "changepassword",
-        "collectstatic",
-        "compilemessages",
-        "createcachetable",
-        "createsuperuser",
-        "dbshell",
-        "dumpdata",
-        "ensureadmin",
-        "flush",
-        "loaddata",
-        "makemessages",
-        "makemigrations",
-        "migrate",
-        "optimizemigration",
-        "remove_stale_contenttypes",
-        "run_huey",
-        "runscheduler",
-        "runscript",
-        "runserver",
-        "sendtestemail",
-        "shell",
-        "shell_plus",
-        "sqlflush",
-        "squashmigrations",
-        "startapp",
-        "startproject",
-        "test",
-        "testserver",
-    }
-)
-
-# The executor whose jobs only users with jobs.use_shell may create, change or run with
-# other arguments (jobs.models.ExecutorKind.SHELL).
-SHELL_EXECUTOR = "shell"
-COMMAND_EXECUTOR = "command"
-
-
-def command_name(line: str) -> str:
-    """The management command a command line names: its first word."""
-    words = (line or "").split()
-    return words[0] if words else ""
-
-
-def needs_shell_permission(job_or_values: Any) -> bool:
-    """Whether creating, changing or restoring a job like this needs jobs.use_shell: a
-    shell job, or a command job running a dangerous management command.
-
-    Takes a Job, or the values a form or request gives ({"executor": ..., "command":
-    ...}). Ask it of the job as it is and as it will be: turning a shell job into
-    another kind is a change of a shell job.
-    """
-    if isinstance(job_or_values, Mapping):
-        executor = job_or_values.get("executor") or ""
-        command = job_or_values.get("command") or ""
-    else:
-        executor = getattr(job_or_values, "executor", "") or ""
-        command = getattr(job_or_values, "command", "") or ""
-    if executor == SHELL_EXECUTOR:
-        return True
-    return executor == COMMAND_EXECUTOR and command_name(str(command)) in DANGEROUS_COMMANDS
+# Which jobs need jobs.use_shell is each kind's rule (jobs.executors.kinds), applied to
+# every entry point in one place (jobs.models.gate).
 
 
 def may_use_shell(user: Any) -> bool:
     return bool(user is not None and user.has_perm(USE_SHELL))
-
-
-def may_change_job_like(user: Any, *jobs_or_values: Any) -> bool:
-    """Whether `user` may turn a job from one of these into another (each a Job or
-    values; None is skipped): jobs.use_shell when any of them needs it."""
-    if may_use_shell(user):
-        return True
-    return not any(needs_shell_permission(item) for item in jobs_or_values if item is not None)

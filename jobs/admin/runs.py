@@ -37,7 +37,7 @@ from jobs.masking import (
     shown_arguments,
     shown_log,
 )
-from jobs.models import Job, JobHistory, NotificationAttempt
+from jobs.models import Job, JobHistory, NotificationAttempt, gate
 from jobs.models.changes import current_actor
 
 # Retrying is a few queries per run; a select-all over the history must not run for minutes.
@@ -316,7 +316,9 @@ class JobHistoryAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, adm
             _("Select at most %(max)d runs to retry at a time; filter by status first."),
         ):
             return
-        action.apply(runs, engine.retry_run, (engine.RetryRefused,))
+        # A run with other arguments than its job's is retried only by users who may
+        # run the job with them (jobs.models.gate, for the admin's acting user).
+        action.apply(runs, engine.retry_run, (engine.RetryRefused, gate.ShellPermissionRequired))
         action.report_done(
             ngettext_lazy(
                 "Retrying %(count)d run: its next attempt is pending.",

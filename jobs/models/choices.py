@@ -11,6 +11,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from jobs import schedules
+from jobs.executors.kinds import KINDS
 
 NAME_MAX_LENGTH = 200
 # Appended to the name of a duplicated job (Job.duplicate), within NAME_MAX_LENGTH.
@@ -60,14 +61,11 @@ def validate_schedule_time(value: datetime) -> None:
         )
 
 
-class ExecutorKind(models.TextChoices):
-    """What a job's runs do (Job.executor); Job.command is read per kind."""
-
-    SIMULATED = "simulated", _("Simulated")
-    PYTHON = "python", _("Python task")
-    COMMAND = "command", _("Management command")
-    SHELL = "shell", _("Shell command")
-    HTTP = "http", _("HTTP request")
+# What a job's runs do (Job.executor); Job.command is read per kind. One member per row
+# of jobs.executors.kinds (ExecutorKind.SHELL == "shell"), where each kind is declared.
+ExecutorKind = models.TextChoices(
+    "ExecutorKind", [(kind.value.upper(), (kind.value, kind.label)) for kind in KINDS]
+)
 
 
 class ScheduleType(models.TextChoices):

@@ -26,10 +26,10 @@ from typing import Any, NamedTuple
 from django import forms
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 
 from jobs import registry
 from jobs.executors import http as http_executor
+from jobs.executors import kinds
 from jobs.executors import shell as shell_executor
 from jobs.models import ExecutorKind
 from jobs.registry import REQUIRED, RegisteredTask, TaskParameter
@@ -226,6 +226,14 @@ class TaskSection:
 
     executor = ExecutorKind.PYTHON
 
+    @classmethod
+    def for_job(
+        cls, command: str, given: Any, *, secrets_visible: bool = True
+    ) -> TaskSection | None:
+        """The section of a job running the task `command` (None: not registered)."""
+        task = registry.get_task(command) if command else None
+        return cls(task, given) if task is not None else None
+
     def __init__(self, task: RegisteredTask, given: Mapping[str, Any] | None = None) -> None:
         self.task = task
         self.given: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
@@ -323,6 +331,10 @@ class HttpSection:
     values may be credentials): the job's own are kept."""
 
     executor = ExecutorKind.HTTP
+
+    @classmethod
+    def for_job(cls, command: str, given: Any, *, secrets_visible: bool = True) -> HttpSection:
+        return cls(given, secrets_visible=secrets_visible)
 
     def __init__(self, given: Mapping[str, Any] | None = None, *, secrets_visible: bool = True):
         self.given: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
@@ -488,6 +500,10 @@ class ShellSection:
 
     executor = ExecutorKind.SHELL
 
+    @classmethod
+    def for_job(cls, command: str, given: Any, *, secrets_visible: bool = True) -> ShellSection:
+        return cls(given, secrets_visible=secrets_visible)
+
     def __init__(self, given: Mapping[str, Any] | None = None, *, secrets_visible: bool = True):
         self.given: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
         self.secrets_visible = secrets_visible
@@ -551,23 +567,17 @@ Section = TaskSection | HttpSection | ShellSection
 def section_for(
     executor: str, command: str, given: Any, *, secrets_visible: bool = True
 ) -> Section | None:
-    """The arguments section of a job of this kind (None: it takes no arguments, or its
-    task is not registered)."""
-    if executor == ExecutorKind.PYTHON:
-        task = registry.get_task(command) if command else None
-        return TaskSection(task, given) if task is not None else None
-    if executor == ExecutorKind.HTTP:
-        return HttpSection(given, secrets_visible=secrets_visible)
-    if executor == ExecutorKind.SHELL:
-        return ShellSection(given, secrets_visible=secrets_visible)
-    return None
+    """The arguments section of a job of this kind, as its row in jobs.executors.kinds
+    names it (None: it takes no arguments, or its task is not registered)."""
+    kind = kinds.kind_of(executor)
+    if kind is None or not kind.section:
+        return None
+    return kinds.load(kind.section).for_job(command, given, secrets_visible=secrets_visible)
 
 
 # The labels the command field takes per executor (jobs/static/jobs/job_form.js swaps
 # them; without JavaScript the field keeps the first).
+# A python job names its task in a field of its own, so its label is not the command's.
 COMMAND_LABELS = {
-    ExecutorKind.SIMULATED: gettext_lazy("Command"),
-    ExecutorKind.COMMAND: gettext_lazy("Management command line"),
-    ExecutorKind.SHELL: gettext_lazy("Command line"),
-    ExecutorKind.HTTP: gettext_lazy("URL"),
+    kind.value: kind.command_label for kind in kinds.KINDS if kind.value != ExecutorKind.PYTHON
 }
