@@ -189,6 +189,25 @@ class SimulationSettings:
     failure_rate: float
     seed: int | None
 
+    def for_job(
+        self,
+        failure_rate: float | None,
+        min_seconds: float | None,
+        max_seconds: float | None,
+    ) -> SimulationSettings:
+        """What a simulated job's runs really do: its own values where it has them, these
+        defaults elsewhere. Job.clean() orders a job's range against the defaults of the
+        day; if they changed since, the shortest wins rather than the run failing (the
+        executor and the job's page both follow this)."""
+        shortest = self.min_seconds if min_seconds is None else min_seconds
+        longest = self.max_seconds if max_seconds is None else max_seconds
+        return SimulationSettings(
+            min_seconds=shortest,
+            max_seconds=max(longest, shortest),
+            failure_rate=self.failure_rate if failure_rate is None else failure_rate,
+            seed=self.seed,
+        )
+
 
 def simulation() -> SimulationSettings:
     return SimulationSettings(

@@ -18,8 +18,8 @@ from django.core.validators import validate_email
 
 from jobs.api.schema import SCHEMA_SETTINGS as API_SCHEMA_SETTINGS
 from jobs.huey_serializer import JSONSerializer
-from jobs.signing import BadSecret
-from jobs.signing import parse_secret as parse_webhook_secret
+from jobs.outbound.signing import BadSecret
+from jobs.outbound.signing import parse_secret as parse_webhook_secret
 from scheduler_site import dotenv
 from scheduler_site.env import (
     env_bool,
@@ -257,7 +257,7 @@ PASSWORD_RESET_LIMIT = env_int("PASSWORD_RESET_LIMIT", 5, minimum=1, maximum=100
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("ja", "日本語")]
 # The catalogue is the app's (it ships in the package); listed here too so that it comes
-# before Django REST framework's whatever the order of INSTALLED_APPS (jobs/django_wording.py),
+# before Django REST framework's whatever the order of INSTALLED_APPS (jobs/web/django_wording.py),
 # and so that `makemessages -l ja` run from here writes it (the site's templates included).
 LOCALE_PATHS = [BASE_DIR / "jobs" / "locale"]
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
@@ -305,7 +305,7 @@ JOBS_SHUTDOWN_GRACE_SECONDS = env_float("JOBS_SHUTDOWN_GRACE_SECONDS", 30.0, min
 JOBS_CLAIM_BATCH = env_int("JOBS_CLAIM_BATCH", 500, minimum=1, maximum=5000)
 JOBS_EXECUTOR = env_str("JOBS_EXECUTOR", "jobs.executors.SimulatedExecutor")
 # A queue whose oldest ready run has waited longer than this is stalled: the dashboard
-# marks it and the health check reports it (jobs/queues.py); 0: never.
+# marks it and the health check reports it (jobs/queues/settings.py); 0: never.
 JOBS_QUEUE_STALL_SECONDS = env_float(
     "JOBS_QUEUE_STALL_SECONDS", 600.0, minimum=0.0, maximum=7 * 86400.0
 )
@@ -358,7 +358,7 @@ JOBS_SHELL_DEFAULT_TIMEOUT = env_int(
 )
 # Stopping a shell or command run: SIGTERM to its process group, SIGKILL this long after.
 JOBS_KILL_GRACE_SECONDS = env_float("JOBS_KILL_GRACE_SECONDS", 5.0, minimum=0.0, maximum=600.0)
-# HTTP jobs: hosts (names or addresses) allowed although internal (jobs/outbound.py).
+# HTTP jobs: hosts (names or addresses) allowed although internal (jobs/outbound/rules.py).
 JOBS_HTTP_ALLOWED_HOSTS = env_list("JOBS_HTTP_ALLOWED_HOSTS", [])
 # The total time an HTTP job's request may take when the job sets no timeout of its own.
 JOBS_HTTP_TIMEOUT_SECONDS = env_float(
@@ -378,7 +378,7 @@ HUEY_QUEUE = env_str("HUEY_QUEUE", "jobs")
 # (README: "Queues"); runs of any other queue go to HUEY_QUEUE. The same on every process.
 JOBS_HUEY_QUEUES = env_list("JOBS_HUEY_QUEUES", [])
 # Which of those a `run_huey` process consumes (empty: HUEY_QUEUE, the runs of every queue
-# not listed). Names are checked by the system checks (jobs/queue_checks.py).
+# not listed). Names are checked by the system checks (jobs/queues/checks.py).
 JOBS_HUEY_CONSUME_QUEUE = env_str("JOBS_HUEY_CONSUME_QUEUE", "").strip()
 _huey_name = f"{HUEY_QUEUE}-{JOBS_HUEY_CONSUME_QUEUE}" if JOBS_HUEY_CONSUME_QUEUE else HUEY_QUEUE
 if REDIS_URL:
@@ -468,7 +468,7 @@ JOBS_ALERT_TIMEOUT_SECONDS = env_float(
     "JOBS_ALERT_TIMEOUT_SECONDS", 10.0, minimum=0.1, maximum=300.0
 )
 JOBS_ALERT_THREADS = env_int("JOBS_ALERT_THREADS", 2, minimum=1, maximum=32)
-# Webhook hosts (names or addresses) allowed although internal (jobs/outbound.py).
+# Webhook hosts (names or addresses) allowed although internal (jobs/outbound/rules.py).
 JOBS_WEBHOOK_ALLOWED_HOSTS = env_list("JOBS_WEBHOOK_ALLOWED_HOSTS", [])
 # Signs every webhook (Standard Webhooks: "whsec_" + base64 of 24 to 64 random bytes); a
 # job's own webhook_secret takes its place. Empty: webhooks go unsigned.
@@ -489,7 +489,7 @@ if JOBS_BASE_URL and not JOBS_BASE_URL.startswith(("http://", "https://")):
     )
 
 # Where "the scheduler is down" and its recovery are told (jobs/alerts/health.py): a
-# webhook URL, under the address rules of job webhooks (jobs/outbound.py: checked at
+# webhook URL, under the address rules of job webhooks (jobs/outbound/rules.py: checked at
 # start-up by the system check jobs.E011 and again when sending), and e-mail addresses.
 JOBS_ADMIN_ALERT_URL = env_str("JOBS_ADMIN_ALERT_URL", "").strip()
 if JOBS_ADMIN_ALERT_URL:

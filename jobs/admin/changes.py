@@ -1,6 +1,6 @@
 """The audit trail in the admin: every recorded change to a job, read-only, for whoever may
 see jobs; a deleted job's records stay here. Secret values are masked for users who may
-not see them (jobs.masking)."""
+not see them (jobs.access.masking)."""
 
 from __future__ import annotations
 
@@ -17,13 +17,13 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from jobs.access.masking import may_see_secrets
 from jobs.admin.common import (
     AdminScreensMixin,
     LeanListMixin,
     RecordedByCodeMixin,
     time_column,
 )
-from jobs.masking import may_see_secrets
 from jobs.models import Job, JobChange
 from jobs.web.changes import field_changes
 

@@ -19,8 +19,10 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext, ngettext_lazy
 
-from jobs import access, engine
-from jobs.access import RUN_JOB
+from jobs import engine
+from jobs.access import permissions as access
+from jobs.access.masking import SECRET_JOB_FIELDS, WRITE_ONLY_JOB_FIELDS, masked, may_see_secrets
+from jobs.access.permissions import RUN_JOB
 from jobs.admin.changes import changes_of_job_url
 from jobs.admin.common import (
     AdminScreensMixin,
@@ -32,7 +34,6 @@ from jobs.admin.common import (
     time_column,
 )
 from jobs.admin.runs import RunJobFilter
-from jobs.masking import SECRET_JOB_FIELDS, WRITE_ONLY_JOB_FIELDS, masked, may_see_secrets
 from jobs.models import JOB_SEARCH_FIELDS, Job, JobHistory, JobState, gate
 from jobs.models import code as code_rules
 from jobs.models.chains import CHAIN_FIELDS
@@ -45,7 +46,7 @@ from jobs.web.widgets import TimeZoneSelect, mark_schedule_switch
 LATEST_RUNS_SHOWN = 20
 
 
-# Secret fields (jobs.masking) -> the read-only field showing them masked; write-only
+# Secret fields (jobs.access.masking) -> the read-only field showing them masked; write-only
 # ones show only whether they are set, to everyone.
 MASKED_FIELDS = {name: f"masked_{name}" for name in (*SECRET_JOB_FIELDS, *WRITE_ONLY_JOB_FIELDS)}
 # Form fields with no value to show on a read-only page.
@@ -395,7 +396,7 @@ class JobAdmin(AdminScreensMixin, LeanListMixin, admin.ModelAdmin):
             )
         if may_see_secrets(request.user):
             return fieldsets
-        # The read-only page of a user who may not change jobs: masked (jobs.masking).
+        # The read-only page of a user who may not change jobs: masked (jobs.access.masking).
         return tuple(
             (title, {**options, "fields": _masked_fields(options["fields"])})
             for title, options in fieldsets

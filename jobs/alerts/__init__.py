@@ -29,7 +29,7 @@ How an alert travels:
 3. A thread delivers each notice on each of the job's channels, trying up to
    JOBS_ALERT_ATTEMPTS times with exponential backoff (JOBS_ALERT_BACKOFF_SECONDS, then
    double, ...), and records every attempt as a NotificationAttempt on the run. Every
-   try of one webhook delivery carries the same webhook-id (jobs/signing.py).
+   try of one webhook delivery carries the same webhook-id (jobs/outbound/signing.py).
 """
 
 from __future__ import annotations
@@ -46,9 +46,9 @@ from django.core.mail import send_mail
 from django.db import close_old_connections, connection, transaction
 
 from jobs import conf, metrics
+from jobs.access.masking import url_origin
 from jobs.alerts.retries import try_delivery
 from jobs.alerts.webhook import REFUSED, USER_AGENT, post_webhook
-from jobs.masking import url_origin
 from jobs.models import (
     Job,
     JobHistory,

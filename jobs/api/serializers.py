@@ -13,7 +13,15 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import exceptions, serializers
 from rest_framework.settings import api_settings
 
-from jobs import preview, registry
+from jobs.access.masking import (
+    ATTEMPT_DETAIL_FIELDS,
+    SECRET_JOB_FIELDS,
+    masked,
+    may_see_secrets,
+    shown_arguments,
+    shown_log,
+    shown_target,
+)
 from jobs.api.limits import (
     JOB_LIMITS,
     JOB_PATTERNS,
@@ -25,15 +33,7 @@ from jobs.api.limits import (
     StatedMinimum,
     state_limits,
 )
-from jobs.masking import (
-    ATTEMPT_DETAIL_FIELDS,
-    SECRET_JOB_FIELDS,
-    masked,
-    may_see_secrets,
-    shown_arguments,
-    shown_log,
-    shown_target,
-)
+from jobs.forecasts import preview
 from jobs.models import (
     CRON_EXPRESSION_MAX_LENGTH,
     MAX_CHAINED_JOBS,
@@ -56,7 +56,8 @@ from jobs.models import (
 )
 from jobs.models import code as code_rules
 from jobs.models.chains import CHAIN_FIELDS
-from jobs.signing import SECRET_MAX_LENGTH
+from jobs.outbound.signing import SECRET_MAX_LENGTH
+from jobs.pytasks import registry
 
 SEARCH_MAX_LENGTH = 200
 
@@ -134,7 +135,7 @@ class JobSerializer(serializers.ModelSerializer):
             "who may not change jobs."
         ),
     )
-    # Write-only (jobs.masking.WRITE_ONLY_JOB_FIELDS): never in an answer, to anyone.
+    # Write-only (jobs.access.masking.WRITE_ONLY_JOB_FIELDS): never in an answer, to anyone.
     webhook_secret = serializers.CharField(
         write_only=True,
         required=False,
@@ -364,7 +365,7 @@ def _user(serializer: serializers.BaseSerializer) -> Any:
 
 class NotificationAttemptSerializer(serializers.ModelSerializer):
     """One delivery try. Users who may not see secrets get the target masked, and only
-    the status: no HTTP code, no error text (jobs.masking)."""
+    the status: no HTTP code, no error text (jobs.access.masking)."""
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
@@ -644,7 +645,7 @@ class JobRunFilterSerializer(RunFilterSerializer):
     job = None  # the job is in the path
 
 
-# --- the schedule preview (jobs/preview.py) ---------------------------------------------
+# --- the schedule preview (jobs/forecasts/preview.py) ---------------------------------------------
 
 
 class SchedulePreviewQuerySerializer(serializers.Serializer):
@@ -656,7 +657,7 @@ class SchedulePreviewQuerySerializer(serializers.Serializer):
         required=False,
         help_text="Once: when it runs. Interval: when the first run happens (optional).",
     )
-    # Judged by Job.clean() with the job's own messages (jobs/preview.py); stated here.
+    # Judged by Job.clean() with the job's own messages (jobs/forecasts/preview.py); stated here.
     interval = serializers.IntegerField(
         required=False,
         validators=[StatedMinimum(1), StatedMaximum(MAX_INTERVAL_COUNT)],

@@ -16,8 +16,8 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
-from jobs import engine, preview, registry
-from jobs.access import ADD_JOB, CHANGE_JOB, DELETE_JOB, RUN_JOB
+from jobs import engine
+from jobs.access.permissions import ADD_JOB, CHANGE_JOB, DELETE_JOB, RUN_JOB
 from jobs.api.pagination import ChangePagination, JobPagination, RunPagination
 from jobs.api.policy import ApiPolicy, extend_schema
 from jobs.api.serializers import (
@@ -34,9 +34,11 @@ from jobs.api.serializers import (
     TaskSerializer,
     field_errors,
 )
+from jobs.forecasts import preview
 from jobs.models import Channel, Job, JobChange, JobHistory, gate
 from jobs.models.chains import CHAIN_FIELDS
 from jobs.models.changes import reset_actor, set_actor
+from jobs.pytasks import registry
 
 
 def _query(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
@@ -265,7 +267,7 @@ class JobChangesView(ApiPolicy, ActorMixin, generics.ListAPIView):
 
 class SchedulePreviewView(ApiPolicy, APIView):
     """The next occurrences of a schedule, computed by the scheduler's own code (the
-    job form's preview, jobs/preview.py). Saves nothing; needs jobs.view_job."""
+    job form's preview, jobs/forecasts/preview.py). Saves nothing; needs jobs.view_job."""
 
     @extend_schema(
         summary="Preview a schedule's next occurrences",

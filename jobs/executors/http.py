@@ -1,9 +1,9 @@
 """The http executor: one HTTP request to the job's URL (Job.command).
 
-The same address rules as webhooks (jobs/outbound.py): private, loopback, link-local
+The same address rules as webhooks (jobs/outbound/rules.py): private, loopback, link-local
 and the other internal addresses are refused unless listed in JOBS_HTTP_ALLOWED_HOSTS,
 checked when the job is saved and again, on the very address connected to, when the run
-starts (jobs/outbound_http.py). The whole exchange has one deadline: the job's timeout,
+starts (jobs/outbound/http.py). The whole exchange has one deadline: the job's timeout,
 else JOBS_HTTP_TIMEOUT_SECONDS. Redirects are not followed.
 
 Arguments: ``method`` (GET), ``headers`` (an object of names to text), ``body`` (text,
@@ -22,11 +22,12 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from jobs import conf, outbound
+from jobs import conf
 from jobs.executors.base import ExecutionContext, Outcome
 from jobs.executors.command_line import command_line
 from jobs.executors.output import RunOutput
-from jobs.outbound_http import Deadline, PinnedHTTPConnection, PinnedHTTPSConnection, within
+from jobs.outbound import rules as outbound
+from jobs.outbound.http import Deadline, PinnedHTTPConnection, PinnedHTTPSConnection, within
 from jobs.runs import RunTicket
 
 USER_AGENT = "django-job-scheduler/1"

@@ -1,7 +1,7 @@
 """The shell executor: runs a command line, without a shell, as a child process.
 
 Off unless JOBS_SHELL_ENABLED is true; only users with jobs.use_shell may create or
-change such a job (jobs/access.py). The rules (README "Shell commands"):
+change such a job (jobs/access/permissions.py). The rules (README "Shell commands"):
 
 - the line is split with shell quoting rules (shlex) and run **without** a shell: no
   pipes, globs or variables unless the job says ``sh -c '...'``;

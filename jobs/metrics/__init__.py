@@ -48,7 +48,7 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeHistogramMetricFamily, GaugeMetricFamily, Metric
 
-from jobs import conf, queue_status
+from jobs import conf
 from jobs.models import (
     FINISHED_STATUSES,
     Job,
@@ -57,6 +57,7 @@ from jobs.models import (
     SchedulerHeartbeat,
     SchedulerState,
 )
+from jobs.queues import status as queue_status
 from jobs.runs import RunResult
 from jobs.sql import store
 
@@ -157,7 +158,7 @@ class DatabaseCollector:
         def gauge(name: str, doc: str, value: float) -> None:
             metrics.append(GaugeMetricFamily(name, doc, value=value))
 
-        # The active runs by queue (jobs/queue_status.py): in proportion to the runs counted,
+        # The active runs by queue (jobs/queues/status.py): in proportion to the runs counted,
         # not to the history. The totals are their sums.
         by_queue = queue_status.snapshot(now)
         gauge(

@@ -32,7 +32,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.utils.translation import gettext
 
-from jobs import access
+from jobs.access import permissions as access
 from jobs.executors import kinds
 from jobs.executors.command import SAFE_COMMANDS
 from jobs.models import changes

@@ -20,8 +20,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from jobs import access, registry, schedules, text, times
-from jobs.cron_text import describe_cron
+from jobs import text, times
+from jobs.access import permissions as access
 from jobs.models import chains, changes, code, gate, job_rules
 from jobs.models.choices import (
     CODE_SOURCE_MAX_LENGTH,
@@ -53,7 +53,10 @@ from jobs.models.choices import (
     validate_schedule_time,
 )
 from jobs.models.job_queries import JobQuerySet
-from jobs.signing import SECRET_MAX_LENGTH
+from jobs.outbound.signing import SECRET_MAX_LENGTH
+from jobs.pytasks import registry
+from jobs.schedules import arithmetic as schedules
+from jobs.schedules.words import describe_cron
 
 
 class Job(models.Model):
@@ -284,7 +287,7 @@ class Job(models.Model):
             "three times the 95th percentile of the job's last 1,000 runs, once it has 20."
         ),
     )
-    # Write-only (jobs.masking.WRITE_ONLY_JOB_FIELDS): never shown back, nor kept in the
+    # Write-only (jobs.access.masking.WRITE_ONLY_JOB_FIELDS): never shown back, nor kept in the
     # audit trail.
     webhook_secret = models.CharField(
         _("webhook signing secret"),
@@ -637,7 +640,7 @@ class Job(models.Model):
 
     def schedule_errors(self) -> dict[str, str]:
         """What clean() says about the schedule fields alone, word for word: the
-        schedule preview (jobs/preview.py) shows these instead of occurrences."""
+        schedule preview (jobs/forecasts/preview.py) shows these instead of occurrences."""
         errors = job_rules.schedule_errors(self, schedule_changed=self._schedule_changed)
         text = job_rules.text_errors(self)
         if "cron_expression" in text:

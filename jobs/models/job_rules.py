@@ -24,7 +24,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from jobs import conf, outbound, registry, schedules, signing, text
+from jobs import conf, text
 from jobs.executors import command as command_executor
 from jobs.executors import http as http_executor
 from jobs.executors import kinds
@@ -46,6 +46,10 @@ from jobs.models.choices import (
     OverlapPolicy,
     ScheduleType,
 )
+from jobs.outbound import rules as outbound
+from jobs.outbound import signing
+from jobs.pytasks import registry
+from jobs.schedules import arithmetic as schedules
 
 # The rules take the job being validated (a Job); typed as a model so that this module
 # does not import the one that imports it.
@@ -490,7 +494,7 @@ def url_scheme(url: str) -> str:
 
 
 def webhook_host_error(job: JobModel) -> str | None:
-    """The address rules of jobs/outbound.py: no loopback, private, link-local, ...
+    """The address rules of jobs/outbound/rules.py: no loopback, private, link-local, ...
     host. A name that does not resolve now passes; the sender checks again."""
     try:
         parts = urlsplit(job.webhook_url)

@@ -24,8 +24,8 @@ from typing import Any
 from django.db import close_old_connections, connection
 
 from jobs import engine
-from jobs import queues as queue_settings
 from jobs.executors import ExecutionContext, Executor
+from jobs.queues import settings as queue_settings
 from jobs.runs import RunTicket
 from jobs.runtime.worker import Heartbeater, run_batch, run_started
 

@@ -12,7 +12,6 @@ import pytest
 from django.conf import settings
 from django.urls import URLPattern, URLResolver
 
-from jobs import schedules
 from jobs.api import urls as api_urls
 from jobs.models import (
     MAX_ALERT_AFTER_FAILURES,
@@ -22,6 +21,7 @@ from jobs.models import (
     NOTIFY_EMAILS_MAX_LENGTH,
     PAUSE_NOTE_MAX_LENGTH,
 )
+from jobs.schedules import arithmetic as schedules
 from jobs.tests.api_helpers import make_user, token_client
 
 pytestmark = pytest.mark.django_db

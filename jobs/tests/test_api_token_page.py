@@ -8,7 +8,7 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
-from jobs.access import JOB_VIEWERS
+from jobs.access.permissions import JOB_VIEWERS
 from jobs.tests.factories import make_user
 
 pytest_plugins = ["jobs.tests.ui_support"]

@@ -24,7 +24,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.utils import timezone
 
-from jobs.access import JOB_ADMINS
+from jobs.access.permissions import JOB_ADMINS
 from jobs.models import Job, JobHistory, RunStatus
 from jobs.runtime.scheduler import Scheduler
 from jobs.tests.factories import make_job, make_run, make_user

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from jobs import engine
-from jobs.access import JOB_ADMINS, JOB_VIEWERS
+from jobs.access.permissions import JOB_ADMINS, JOB_VIEWERS
 from jobs.executors import Outcome
 from jobs.models import Job, JobHistory, JobState, RunStatus
 from jobs.runs import RunResult

@@ -375,7 +375,7 @@ def test_a_chained_runs_page_links_to_its_cause_and_the_cause_to_it(browser, tri
 
 
 def test_a_user_who_may_only_view_sees_the_chains_read_only_in_the_admin(trio):
-    from jobs.access import JOB_VIEWERS
+    from jobs.access.permissions import JOB_VIEWERS
     from jobs.tests.factories import make_user as make_member
 
     a, _b, _ = trio

@@ -11,9 +11,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from jobs import registry
-from jobs.access import JOB_ADMINS
+from jobs.access.permissions import JOB_ADMINS
 from jobs.models import Job, JobChange
+from jobs.pytasks import registry
 from jobs.tests.api_helpers import token_client
 from jobs.tests.declaring import TASK, code_job, syncjobs
 from jobs.tests.factories import make_user

@@ -18,7 +18,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, reverse
 from rest_framework.authtoken.models import Token
 
-from jobs.access import JOB_VIEWERS
+from jobs.access.permissions import JOB_VIEWERS
 from jobs.models import Channel, Job, JobChange, JobHistory
 from jobs.tests.factories import make_job, make_run, make_user
 from jobs.tests.host_urls import PREFIX

@@ -17,7 +17,7 @@ from django.test import Client, RequestFactory, override_settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from jobs.access import JOB_ADMINS, JOB_VIEWERS
+from jobs.access.permissions import JOB_ADMINS, JOB_VIEWERS
 from jobs.tests.api_helpers import token_client
 from jobs.tests.factories import make_user
 from scheduler_site.env import env_rate

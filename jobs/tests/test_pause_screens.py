@@ -13,7 +13,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from jobs import engine, metrics
-from jobs.access import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS
+from jobs.access.permissions import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS
 from jobs.models import Channel, SchedulerEvent, SchedulerState, acting
 from jobs.tests.api_helpers import token_client
 from jobs.tests.factories import NOW, make_job, make_run, make_user

@@ -12,7 +12,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.test import Client
 from django.urls import reverse
 
-from jobs.access import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS, USE_SHELL
+from jobs.access.permissions import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS, USE_SHELL
 from jobs.models import ChangeAction, Job, JobChange, JobHistory, gate
 from jobs.tests.api_helpers import token_client
 from jobs.tests.factories import make_job, make_user

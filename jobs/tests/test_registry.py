@@ -9,10 +9,16 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.test import override_settings
 
-from jobs import registry
 from jobs.bench.data import insert_interval_jobs
 from jobs.models import Job
-from jobs.registry import REQUIRED, ArgumentsError, bind_arguments, get_task, registered_tasks
+from jobs.pytasks import registry
+from jobs.pytasks.registry import (
+    REQUIRED,
+    ArgumentsError,
+    bind_arguments,
+    get_task,
+    registered_tasks,
+)
 from jobs.tests import sample_tasks
 
 

@@ -1,5 +1,5 @@
 """Clean text in jobs (jobs/text.py) and secrets shown whole only to users who may change
-jobs (jobs/masking.py), through the dashboard form, the API, the screens and the admin."""
+jobs (jobs/access/masking.py), through the dashboard form, the API, the screens and the admin."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from jobs.access import JOB_OPERATORS, JOB_VIEWERS
+from jobs.access.permissions import JOB_OPERATORS, JOB_VIEWERS
 from jobs.models import Job, JobChange, JobHistory, RunStatus, ScheduleType
 from jobs.tests.factories import make_job, make_user
 from jobs.web.bulk import MAX_BULK_JOBS

@@ -14,7 +14,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from jobs.access import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS, USE_SHELL
+from jobs.access.permissions import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS, USE_SHELL
 from jobs.executors.output import RunOutput
 from jobs.models import ChangeAction, Job, JobChange, JobHistory, RunStatus
 from jobs.tests.factories import make_job, make_run, make_user

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from jobs import alerts, signing
+from jobs import alerts
 from jobs.alerts import InlineDispatcher
 from jobs.alerts.webhook import post_webhook
 from jobs.models import NotificationAttempt
+from jobs.outbound import signing
 from jobs.tests.api_helpers import finish_run, webhook_server
 from jobs.tests.factories import make_job
 from jobs.tests.test_deploy_settings import manage, production_env
@@ -34,7 +35,7 @@ SITE_SECRET = new_secret()
 
 @pytest.fixture(autouse=True)
 def local_hooks(settings):
-    """127.0.0.1 is internal: allowed as a receiver for these tests (jobs/outbound.py)."""
+    """127.0.0.1 is internal: allowed as a receiver for these tests (jobs/outbound/rules.py)."""
     settings.JOBS_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
     settings.JOBS_WEBHOOK_SECRET = SITE_SECRET
     settings.JOBS_ALERT_BACKOFF_SECONDS = 0

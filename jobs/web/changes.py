@@ -1,6 +1,6 @@
 """A job's changes (its audit trail) as the job page shows them: newest first, a page at a
 time, each field's old and new value in words, the secret ones masked for users who may
-not see them (jobs.masking)."""
+not see them (jobs.access.masking)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext
 
 from jobs import times
-from jobs.masking import SECRET_CHANGED, WRITE_ONLY_JOB_FIELDS, masked, may_see_secrets
+from jobs.access.masking import SECRET_CHANGED, WRITE_ONLY_JOB_FIELDS, masked, may_see_secrets
 from jobs.models import Job, JobChange
 from jobs.models.changes import job_values, version
 
@@ -69,7 +69,7 @@ def field_changes(change: JobChange, see_secrets: bool) -> list[FieldChange]:
             field = None
         label = capfirst(field.verbose_name) if field is not None else name
         if name in WRITE_ONLY_JOB_FIELDS:
-            # Only whether it was set and that it changed (jobs.masking.concealed_change).
+            # Only whether it was set and that it changed (jobs.access.masking.concealed_change).
             rows.append(FieldChange(str(label), _secret_words(old), _secret_words(new)))
             continue
         if not see_secrets:

@@ -27,10 +27,13 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from jobs import access, masking, registry, upcoming
+from jobs.access import masking
+from jobs.access import permissions as access
 from jobs.executors import kinds
 from jobs.executors.command import allowed_commands
 from jobs.executors.shell import shell_enabled
+from jobs.forecasts import upcoming
+from jobs.forecasts.preview import PREVIEW_FIELDS
 from jobs.models import (
     MAX_ALERT_AFTER_FAILURES,
     MAX_PRIORITY,
@@ -45,8 +48,8 @@ from jobs.models import (
 )
 from jobs.models import code as code_rules
 from jobs.models.chains import CHAIN_FIELDS
-from jobs.preview import PREVIEW_FIELDS
-from jobs.signing import SECRET_MAX_LENGTH
+from jobs.outbound.signing import SECRET_MAX_LENGTH
+from jobs.pytasks import registry
 from jobs.web import arguments, code_fields
 from jobs.web.chains import ChainFieldsMixin, JobPicker
 from jobs.web.widgets import (
@@ -610,7 +613,7 @@ class RunNowForm(forms.Form):
 class SchedulePreviewForm(forms.Form):
     """The job form's schedule fields alone, read exactly as the job form reads them (the
     same fields: local date-times in the viewer's zone, the same messages), for the
-    preview shown as one types (jobs/preview.py). `is_active` too: a disabled one-off
+    preview shown as one types (jobs/forecasts/preview.py). `is_active` too: a disabled one-off
     job may keep a time that has passed, an enabled one may not."""
 
     def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]

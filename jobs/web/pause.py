@@ -21,9 +21,9 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from jobs import engine
-from jobs.access import PAUSE_SCHEDULER, VIEW_JOB
+from jobs.access.masking import may_see_secrets
+from jobs.access.permissions import PAUSE_SCHEDULER, VIEW_JOB
 from jobs.alerts import health
-from jobs.masking import may_see_secrets
 from jobs.models import PAUSE_NOTE_MAX_LENGTH, SchedulerEvent, pause_errors
 from jobs.web.forms import LOCAL_INPUT_FORMATS
 from jobs.web.views import _next_url, needs

@@ -1,9 +1,9 @@
 """The screens: dashboard, jobs (with the schedule preview of their form), upcoming runs,
 history. Thin: they read, render, and call the engine, the model (searching, filtering,
-enabling a job) or the forecasts (jobs/preview.py, jobs/upcoming.py).
+enabling a job) or the forecasts (jobs/forecasts/preview.py, jobs/forecasts/upcoming.py).
 
 Every page needs a login (jobs.web.screens, whatever the project's middleware) except /healthz,
-and each view the permission it names (jobs.access; README "Who can do what"): without
+and each view the permission it names (jobs.access.permissions; README "Who can do what"): without
 it the answer is 403 and nothing changes. State changes are POST only and redirect
 afterwards; the live parts of a page are re-requested by htmx, which gets the fragment
 template alone.
@@ -30,14 +30,15 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from jobs import engine, preview, upcoming
-from jobs.access import (
+from jobs import engine
+from jobs.access.permissions import (
     ADD_JOB,
     CHANGE_JOB,
     DELETE_JOB,
     RUN_JOB,
     VIEW_JOB,
 )
+from jobs.forecasts import preview, upcoming
 from jobs.models import NAME_MAX_LENGTH, Job, JobChange, JobHistory, RunStatus, ScheduleType, gate
 from jobs.models.chains import CHAIN_FIELDS, chain_links
 from jobs.web import chains as chain_fields
@@ -348,7 +349,7 @@ def schedule_preview(request: HttpRequest) -> HttpResponse:
 @needs(VIEW_JOB)
 def upcoming_page(request: HttpRequest) -> HttpResponse:
     """Every job's occurrences over the next 6 hours, 24 hours or 7 days, busiest first,
-    as density strips (jobs/upcoming.py)."""
+    as density strips (jobs/forecasts/upcoming.py)."""
     choices = UpcomingForm(request.GET)
     span = choices.chosen_span()
     timeline = upcoming.timeline(timezone.now(), span, timezone.get_current_timezone())

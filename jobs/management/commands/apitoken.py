@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rest_framework.authtoken.models import Token
 
-from jobs.access import CHANGE_JOB, VIEW_JOB
+from jobs.access.permissions import CHANGE_JOB, VIEW_JOB
 from jobs.web.tokens import replace_token
 
 

@@ -9,8 +9,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from jobs import alerts, codesync, conf, metrics, queues
+from jobs import alerts, codesync, conf, metrics
 from jobs.alerts import health
+from jobs.queues import settings as queues
 from jobs.runtime.run_summary import RunSummary
 from jobs.runtime.scheduler import DEFAULT_TICK, DEFAULT_WORKERS, Scheduler
 from jobs.tasks import handoff

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from django.utils.translation import ngettext
 
-from jobs.access import CHANGE_JOB
+from jobs.access.permissions import CHANGE_JOB
 
 MASK = "…"
 
