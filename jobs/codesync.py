@@ -1,5 +1,5 @@
 """Bring the database to the schedules declared in code: `manage.py syncjobs`, and
-`runscheduler` at start while JOBS_SYNC_ON_START is on (README "Schedules in code").
+`runscheduler` at start while JOBS_SYNC_ON_START is on (docs/scheduling.md "Schedules in code").
 
 Each declaration (jobs/pytasks/declarations.py) is one job, found by its key (Job.code_key,
 unique while set). A sync, in one transaction:

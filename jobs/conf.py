@@ -3,8 +3,8 @@
 Every setting the app reads that Django does not define has its default in DEFAULTS, so
 a project that sets none of them works; `setting(name)` is the one way to read them
 (jobs/tests/test_packaging.py checks that no module reads one directly). The standalone
-site (scheduler_site/settings.py) reads each from the environment; the README's
-"Configuration" table lists them.
+site (scheduler_site/settings.py) reads each from the environment; the table of
+docs/configuration.md lists them.
 """
 
 from __future__ import annotations

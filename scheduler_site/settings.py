@@ -1,6 +1,6 @@
 """Settings for the scheduler site, read from the environment.
 
-Every variable is listed in README.md ("Configuration"). A bad value raises
+Every variable is listed in docs/configuration.md. A bad value raises
 ImproperlyConfigured at start-up instead of being ignored. Variables not set in the
 environment are read from the checkout's `.env` (ENV_FILE), which scripts/start writes.
 """
@@ -106,7 +106,7 @@ INSTALLED_APPS = [
     "crispy_forms",
     "crispy_bootstrap5",
     "huey.contrib.djhuey",
-    "axes",  # failed logins and lockouts (README: "Logins and throttling")
+    "axes",  # failed logins and lockouts (docs/permissions.md: "Logins and throttling")
     "jobs",
 ]
 
@@ -216,7 +216,7 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
 
 
-# --- Failed logins (README: "Logins and throttling") ------------------------------------
+# --- Failed logins (docs/permissions.md: "Logins and throttling") ----------------------
 # django-axes counts failed logins (the login page, the admin's, bad API tokens) per user
 # name and per client address; LOGIN_FAILURE_LIMIT failures within LOGIN_LOCKOUT_MINUTES
 # refuse that user name, or that address, for LOGIN_LOCKOUT_MINUTES after the last one.
@@ -333,13 +333,13 @@ JOBS_SIM_FAILURE_RATE = env_float("JOBS_SIM_FAILURE_RATE", 0.2, minimum=0.0, max
 JOBS_SIM_SEED = env_int("JOBS_SIM_SEED", None)
 
 
-# --- Jobs that do real work (README: "Jobs that do real work") -------------------------
+# --- Jobs that do real work (docs/executors.md) ----------------------------------------
 # Python tasks: besides each installed app's `tasks` module, these modules are imported
 # to find the functions registered with @jobs.register.
 JOBS_TASK_MODULES = env_list("JOBS_TASK_MODULES", ["jobs.example_tasks"])
 # runscheduler syncs the schedules declared in code (@register(cron=...)) as it starts,
 # as `manage.py syncjobs` does; off for a rolling deploy that runs syncjobs as a release
-# step (README "Schedules in code").
+# step (docs/scheduling.md "Schedules in code").
 JOBS_SYNC_ON_START = env_bool("JOBS_SYNC_ON_START", True)
 # The management commands a `command` job may run. Only users with jobs.use_shell may
 # choose any but the few known to be harmless (jobs.executors.command.SAFE_COMMANDS).
@@ -374,7 +374,7 @@ JOBS_LIVE_LOG_SECONDS = env_float("JOBS_LIVE_LOG_SECONDS", 1.0, minimum=0.1, max
 REDIS_URL = env_str("REDIS_URL", "")
 HUEY_QUEUE = env_str("HUEY_QUEUE", "jobs")
 # The job queues whose runs go to a Huey queue of their own, named HUEY_QUEUE-<queue>
-# (README: "Queues"); runs of any other queue go to HUEY_QUEUE. The same on every process.
+# (docs/scaling.md: "Queues"); runs of any other queue go to HUEY_QUEUE. The same on every process.
 JOBS_HUEY_QUEUES = env_list("JOBS_HUEY_QUEUES", [])
 # Which of those a `run_huey` process consumes (empty: HUEY_QUEUE, the runs of every queue
 # not listed). Names are checked by the system checks (jobs/queues/checks.py).
@@ -417,14 +417,14 @@ JOBS_REDISPATCH_SECONDS = env_float("JOBS_REDISPATCH_SECONDS", 60.0, minimum=1.0
 # For deployments that run only Huey consumers: a scheduler pass every minute.
 JOBS_HUEY_PERIODIC_PASS = env_bool("JOBS_HUEY_PERIODIC_PASS", False)
 
-# --- queues (README: "Queues") -------------------------------------------------------------
+# --- queues (docs/scaling.md: "Queues") ------------------------------------------------
 # The most runs of a queue running at once across every process, as "reports=2,default=20";
 # queues not named have no limit. The same on every process. Read by jobs.conf and checked
 # by a system check (a bad value stops runscheduler with a message naming it).
 JOBS_QUEUE_LIMITS = env_str("JOBS_QUEUE_LIMITS", "")
 
 
-# --- JSON API, metrics and alerts (README: "API", "Metrics", "Alerts") ------------------
+# --- JSON API, metrics and alerts (docs/api.md, metrics.md, alerts.md) ------------------
 INSTALLED_APPS += [
     "rest_framework",
     "rest_framework.authtoken",  # tokens for scripts; registers its own admin page
@@ -434,7 +434,7 @@ INSTALLED_APPS += [
 
 # The API sets its own DRF classes (jobs/api/policy.py): no REST_FRAMEWORK setting is
 # needed. Its throttles: far above what a script needs; a 429 carries Retry-After. The
-# counts live in the default cache: per process (README: "Logins and throttling"). The
+# counts live in the default cache: per process (docs/permissions.md: "Logins and throttling"). The
 # address counted is REMOTE_ADDR, or with TRUSTED_PROXY the last one in X-Forwarded-For.
 JOBS_API_THROTTLE_ANON = env_rate("API_THROTTLE_ANON", "60/minute")
 JOBS_API_THROTTLE_USER = env_rate("API_THROTTLE_USER", "1200/minute")

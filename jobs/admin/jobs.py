@@ -320,7 +320,7 @@ class JobAdmin(AdminScreensMixin, LeanListMixin, admin.ModelAdmin):
                 ),
             },
         ),
-        # Failure alerts (jobs/alerts; README "Alerts").
+        # Failure alerts (jobs/alerts; docs/alerts.md).
         (
             _("Alerts"),
             {

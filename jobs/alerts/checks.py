@@ -32,7 +32,7 @@ def admin_alert_url_allowed(app_configs: Any = None, **kwargs: Any) -> list[Erro
             f"JOBS_ADMIN_ALERT_URL may not be sent to: {reason}.",
             hint=(
                 "Alerts may only go to public addresses; list an internal receiver in "
-                'JOBS_WEBHOOK_ALLOWED_HOSTS (README, "Alerts").'
+                "JOBS_WEBHOOK_ALLOWED_HOSTS (docs/alerts.md)."
             ),
             id="jobs.E011",
         )

@@ -274,7 +274,7 @@ def process_name() -> str:
 
 
 def _dashboard_url() -> str:
-    return f"{conf.setting('JOBS_BASE_URL')}{reverse('scheduler')}"
+    return f"{conf.setting('JOBS_BASE_URL')}{reverse('jobs:scheduler')}"
 
 
 # --- sending ---------------------------------------------------------------------------

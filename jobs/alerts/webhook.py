@@ -12,7 +12,7 @@
 - Every request carries the Standard Webhooks headers (jobs/outbound/signing.py): webhook-id,
   webhook-timestamp and, with a secret (the job's own, else JOBS_WEBHOOK_SECRET),
   webhook-signature. Without any secret the request goes unsigned: the receiver still
-  gets the id and the time, and the README says how to turn signing on.
+  gets the id and the time, and docs/alerts.md says how to turn signing on.
 """
 
 from __future__ import annotations

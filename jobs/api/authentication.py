@@ -1,4 +1,5 @@
-"""API tokens under the failed-login rules of the login page (README: "Logins and throttling").
+"""API tokens under the failed-login rules of the login page (docs/permissions.md: "Logins
+and throttling").
 
 The rules are django-axes': they apply when the project has "axes" in INSTALLED_APPS (the
 standalone site has); without it a token is checked as DRF's TokenAuthentication does.

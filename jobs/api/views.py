@@ -138,7 +138,7 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
             except DjangoValidationError as exc:
                 raise exceptions.ValidationError(field_errors(exc)) from None
         run = engine.run_now(job, arguments=arguments, user=request.user)
-        url = reverse("api-run-detail", args=[run.pk], request=request)
+        url = reverse("jobs:api-run-detail", args=[run.pk], request=request)
         return Response(
             RunDetailSerializer(run).data, status=status.HTTP_201_CREATED, headers={"Location": url}
         )

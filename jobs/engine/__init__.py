@@ -1,6 +1,6 @@
 """The run engine: the only code that changes the state of runs.
 
-claim -> start -> finish (-> retry), and reap, as the README's "life of a run" tells it:
+claim -> start -> finish (-> retry), and reap, as the README's "How a run flows" tells it:
 - claim.py: due jobs become pending runs (overlap.py: the forbid and replace policies);
 - lifecycle.py: start, heartbeat, release, finish and the retries of failures;
 - reap.py: runs whose worker died or that are long past their timeout;

@@ -17,6 +17,7 @@ from django.db import models, router, transaction
 from django.db.models import Q, Value
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
@@ -32,8 +33,10 @@ from jobs.models.choices import (
     DEFAULT_RETRY_BACKOFF_SECONDS,
     DESCRIPTION_MAX_LENGTH,
     ENGINE_COUNTER_FIELDS,
+    MAX_PRIORITY,
     MAX_RETRIES_LIMIT,
     MAX_RETRY_BACKOFF_SECONDS,
+    MIN_PRIORITY,
     NAME_MAX_LENGTH,
     NOTIFY_EMAILS_MAX_LENGTH,
     QUEUE_NAME_MAX_LENGTH,
@@ -87,7 +90,7 @@ class Job(models.Model):
         db_default=ExecutorKind.SIMULATED,
         help_text=_("What a run does: simulate, call a Python task, run a command or a request."),
     )
-    # A JSON object, read per executor (README "Jobs that do real work"): keyword
+    # A JSON object, read per executor (docs/executors.md): keyword
     # arguments (python), method/headers/body/expect_status (http), env (shell).
     arguments = models.JSONField(
         _("arguments"),
@@ -201,7 +204,7 @@ class Job(models.Model):
         blank=True,
         help_text=_("Blank: the default."),
     )
-    # Worker pools (README "Queues"): which processes execute the runs, and in what order
+    # Worker pools (docs/scaling.md "Queues"): which processes execute the runs, and in what order
     # the waiting ones start. db_default too: rows inserted by raw SQL land in the default.
     queue = models.CharField(
         _("queue"),
@@ -217,8 +220,13 @@ class Job(models.Model):
         _("priority"),
         default=0,
         db_default=0,
-        help_text=_(
-            "From -100 to 100: of the runs waiting in a queue, higher priorities start first."
+        help_text=format_lazy(
+            _(
+                "From {lowest} to {highest}: of the runs waiting in a queue, higher "
+                "priorities start first."
+            ),
+            lowest=MIN_PRIORITY,
+            highest=MAX_PRIORITY,
         ),
     )
     is_active = models.BooleanField(_("active"), default=True)
@@ -305,7 +313,7 @@ class Job(models.Model):
     consecutive_failures = models.PositiveIntegerField(
         _("failed runs in a row"), default=0, db_default=0, editable=False
     )
-    # Declared in code (jobs/codesync.py; README "Schedules in code"): the declaration's
+    # Declared in code (jobs/codesync.py; docs/scheduling.md "Schedules in code"): the declaration's
     # key, unique while set so that any number of processes syncing at once make one job
     # per key (NULL, not "", for the jobs made elsewhere: the constraint holds only where
     # it is set); the file it is declared in; the values it last declared, which the
@@ -332,7 +340,7 @@ class Job(models.Model):
         ordering = ["name"]
         verbose_name = _("job")
         verbose_name_plural = _("jobs")
-        # Beside Django's view/add/change/delete_job (docs: README "Who can do what").
+        # Beside Django's view/add/change/delete_job (docs: docs/permissions.md "Who can do what").
         permissions = [
             ("run_job", _("Can run jobs now, retry runs and cancel runs")),
             ("use_shell", _("Can create or change jobs that run shell commands")),
@@ -361,7 +369,7 @@ class Job(models.Model):
 
     def get_absolute_url(self) -> str:
         """The job's dashboard page (the admin links to it too)."""
-        return reverse("job_detail", args=[self.pk])
+        return reverse("jobs:job_detail", args=[self.pk])
 
     # --- changes an operator makes ------------------------------------------------------
 

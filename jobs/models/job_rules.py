@@ -386,7 +386,9 @@ def queue_errors(job: JobModel) -> dict[str, str]:
             "A queue name is letters, digits, “-” and “_” only, for example “reports”."
         )
     if job.priority is None or not MIN_PRIORITY <= job.priority <= MAX_PRIORITY:
-        errors["priority"] = _("The priority must be a whole number from -100 to 100.")
+        errors["priority"] = _(
+            "The priority must be a whole number from %(lowest)d to %(highest)d."
+        ) % {"lowest": MIN_PRIORITY, "highest": MAX_PRIORITY}
     return errors
 
 

@@ -166,9 +166,9 @@ def register(
     refused (ValueError): a job must never run something else than it was saved with.
 
     With a schedule it also declares a job that runs the task (jobs/pytasks/declarations.py,
-    README "Schedules in code"): ``cron=`` (and ``timezone=``), ``every=`` (a timedelta)
-    or ``at=`` (an aware datetime), ``key=`` to tell apart stacked schedules of one task,
-    and any job option by its field name (``max_retries=3``). `manage.py syncjobs`
+    docs/scheduling.md "Schedules in code"): ``cron=`` (and ``timezone=``), ``every=`` (a
+    timedelta) or ``at=`` (an aware datetime), ``key=`` to tell apart stacked schedules of
+    one task, and any job option by its field name (``max_retries=3``). `manage.py syncjobs`
     checks the declarations and brings the database to them.
     """
     words = {"cron": cron, "timezone": timezone, "every": every, "at": at, "key": key}

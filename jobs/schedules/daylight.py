@@ -2,7 +2,7 @@
 
 The occurrences themselves come from jobs.schedules.arithmetic (the scheduler's code); this module
 only looks at them and says what happened at a clock change, by comparing them with the
-wall-clock times the expression names. It describes what cronsim does (README "Cron
+wall-clock times the expression names. It describes what cronsim does (docs/scheduling.md "Cron
 and daylight saving"), it does not decide it:
 
 - a time in a spring gap that cronsim moves to the end of the gap: "02:30 does not

@@ -163,7 +163,7 @@ def messages_of(response: Any) -> str:
 
 def dashboard_create(user: Any, line: str) -> str:
     response = signed_in(user).post(
-        reverse("job_create"), dashboard_form(executor="command", command=line)
+        reverse("jobs:job_create"), dashboard_form(executor="command", command=line)
     )
     assert response.status_code == 403, response.status_code
     return response.content.decode()
@@ -172,7 +172,7 @@ def dashboard_create(user: Any, line: str) -> str:
 def dashboard_edit(user: Any, line: str) -> str:
     job = make_job(name="tidy")  # simulated
     data = dashboard_form(name="tidy", executor="command", command=line)
-    response = signed_in(user).post(reverse("job_edit", args=[job.pk]), data)
+    response = signed_in(user).post(reverse("jobs:job_edit", args=[job.pk]), data)
     assert response.status_code == 403, response.status_code
     return response.content.decode()
 
@@ -182,7 +182,7 @@ def dashboard_edit_without_executor(user: Any, line: str) -> str:
     job = command_job()
     data = dashboard_form(name="maintenance", command=line)
     data.pop("executor", None)
-    response = signed_in(user).post(reverse("job_edit", args=[job.pk]), data)
+    response = signed_in(user).post(reverse("jobs:job_edit", args=[job.pk]), data)
     assert response.status_code == 403, response.status_code
     return response.content.decode()
 
@@ -191,7 +191,7 @@ def executor_spelled(spelling: str) -> Callable[[Any, str], str]:
     def act(user: Any, line: str) -> str:
         """The old check compared the raw POST's executor to "command" exactly."""
         data = dashboard_form(executor=spelling, command=line)
-        response = signed_in(user).post(reverse("job_create"), data)
+        response = signed_in(user).post(reverse("jobs:job_create"), data)
         assert response.status_code == 403, response.status_code
         return response.content.decode()
 
@@ -232,7 +232,7 @@ def restore(user: Any, line: str) -> str:
     version = JobChange.objects.filter(job_id=job.pk).latest("created_at")
     job.command = "check"
     job.save()
-    url = reverse("job_restore", args=[job.pk, version.pk])
+    url = reverse("jobs:job_restore", args=[job.pk, version.pk])
     response = signed_in(user).post(url)
     assert response.status_code == 403, response.status_code
     return response.content.decode()
@@ -252,14 +252,14 @@ def chain_in_the_form(user: Any, line: str) -> str:
     target = command_job(line)
     source = make_job(name="tidy")
     data = dashboard_form(name="tidy", executor="simulated", on_failure=[str(target.pk)])
-    response = signed_in(user).post(reverse("job_edit", args=[source.pk]), data)
+    response = signed_in(user).post(reverse("jobs:job_edit", args=[source.pk]), data)
     assert response.status_code == 403, response.status_code
     return response.content.decode()
 
 
 def enable_by_toggle(user: Any, line: str) -> str:
     job = command_job(line, is_active=False)
-    response = signed_in(user).post(reverse("job_toggle", args=[job.pk]), {"active": "1"})
+    response = signed_in(user).post(reverse("jobs:job_toggle", args=[job.pk]), {"active": "1"})
     return messages_of(response)
 
 
@@ -273,7 +273,7 @@ def enable_by_api(user: Any, line: str) -> str:
 def enable_in_bulk(user: Any, line: str) -> str:
     job = command_job(line, is_active=False)
     data = {"bulk_action": "enable", "job": [str(job.pk)]}
-    return messages_of(signed_in(user).post(reverse("job_bulk"), data))
+    return messages_of(signed_in(user).post(reverse("jobs:job_bulk"), data))
 
 
 def enable_in_the_admin(user: Any, line: str) -> str:
@@ -368,7 +368,7 @@ def test_an_executor_spelled_with_white_space_is_judged_as_cleaned(
 ) -> None:
     with unchanged_by_the_requests():
         response = signed_in(job_admin).post(
-            reverse("job_create"), dashboard_form(executor=spelling, command=line)
+            reverse("jobs:job_create"), dashboard_form(executor=spelling, command=line)
         )
     assert response.status_code == 403
     assert USE_SHELL in response.content.decode()
@@ -410,12 +410,12 @@ def shell_job_with_a_privileged_run(status: str = RunStatus.FAILED) -> JobHistor
 
 
 def run_again(user: Any, run: JobHistory) -> str:
-    url = reverse("run_again", args=[run.pk])
+    url = reverse("jobs:run_again", args=[run.pk])
     return messages_of(signed_in(user).post(url, {"how": "again"}))
 
 
 def retry(user: Any, run: JobHistory) -> str:
-    url = reverse("run_again", args=[run.pk])
+    url = reverse("jobs:run_again", args=[run.pk])
     return messages_of(signed_in(user).post(url, {"how": "retry"}))
 
 
@@ -499,7 +499,7 @@ def test_djangos_global_options_are_refused_to_everyone(line: str, sheller: Any)
         assert response.status_code == 400
         assert "is not allowed in a job" in response.json()["command"][0]
         page = signed_in(sheller).post(
-            reverse("job_create"), dashboard_form(executor="command", command=line)
+            reverse("jobs:job_create"), dashboard_form(executor="command", command=line)
         )
         assert page.status_code == 200
         assert "is not allowed in a job" in " ".join(page.context["form"].errors["command"])
@@ -540,7 +540,7 @@ def test_a_harmless_command_passes_for_an_operator_everywhere(line: str, operato
     job = command_job()
     client = signed_in(operator)
     edit = dashboard_form(name="maintenance", executor="command", command=line)
-    assert client.post(reverse("job_edit", args=[job.pk]), edit).status_code == 302
+    assert client.post(reverse("jobs:job_edit", args=[job.pk]), edit).status_code == 302
     assert Job.objects.get(pk=job.pk).command == line
     data = admin_form(name="maintenance", executor="command", command=line)
     assert client.post(reverse("admin:jobs_job_change", args=[job.pk]), data).status_code == 302
@@ -583,6 +583,6 @@ def test_a_user_with_use_shell_may_enable_restore_and_chain(sheller):
     assert response.status_code == 200, response.json()
     version = JobChange.objects.filter(job_id=target.pk).latest("created_at")
     Job.objects.filter(pk=target.pk).update(command="check")
-    url = reverse("job_restore", args=[target.pk, version.pk])
+    url = reverse("jobs:job_restore", args=[target.pk, version.pk])
     assert signed_in(sheller).post(url).status_code == 302
     assert Job.objects.get(pk=target.pk).command == '"dumpdata" auth.user'

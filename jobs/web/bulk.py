@@ -124,7 +124,7 @@ def _names(names: Sequence[str]) -> str:
 @needs(VIEW_JOB)
 def job_bulk(request: HttpRequest) -> HttpResponse:
     """Enable, disable or run now the ticked jobs; says what was done and what was not."""
-    back = redirect(_next_url(request, reverse("job_list")))
+    back = redirect(_next_url(request, reverse("jobs:job_list")))
     try:
         action, jobs = read_selection(
             request.POST.get(ACTION_FIELD, ""), request.POST.getlist(JOB_FIELD)

@@ -257,7 +257,8 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
             choices=self.fields["task"].choices,
             attrs={
                 # Another task chosen: htmx fetches its fields (jobs.web.views.task_arguments).
-                "hx-get": reverse("task_arguments") + (f"?job={stored.pk}" if existing else ""),
+                "hx-get": reverse("jobs:task_arguments")
+                + (f"?job={stored.pk}" if existing else ""),
                 "hx-trigger": "change",
                 "hx-target": "#task-arguments",
                 "hx-swap": "innerHTML",

@@ -93,7 +93,7 @@ def scheduler_pause(request: HttpRequest) -> HttpResponse:
                     form.add_error(field, message)
         else:
             messages.success(request, _("The scheduler is paused: nothing is claimed now."))
-            return redirect(_next_url(request, reverse("scheduler")))
+            return redirect(_next_url(request, reverse("jobs:scheduler")))
     return _page(request, form)
 
 
@@ -110,4 +110,4 @@ def scheduler_resume(request: HttpRequest) -> HttpResponse:
         )
     else:
         messages.info(request, _("The scheduler was not paused."))
-    return redirect(_next_url(request, reverse("scheduler")))
+    return redirect(_next_url(request, reverse("jobs:scheduler")))

@@ -36,7 +36,7 @@ class Command(BaseCommand):
         if not user.has_perm(VIEW_JOB):
             self.stderr.write(
                 f"note: {user} has no permission on jobs, so this token is refused everywhere; "
-                "add the user to a group (README: Who can do what)."
+                "add the user to a group (docs/permissions.md: Who can do what)."
             )
         elif not user.has_perm(CHANGE_JOB):
             self.stderr.write(f"note: {user} may not change jobs, so this token can only read.")
