@@ -13,7 +13,8 @@ A job's executor (Job.executor) is one of these. Each row says, once:
   gone, its command no longer listed, the kind switched off), or None;
 - ``section``: the form section holding the kind's arguments (jobs.web.arguments), ""
   for a kind without arguments;
-- ``command_label``: what the job's command field is called for the kind;
+- ``command_label``: what the job's command field is called for the kind ("" for a kind
+  whose form names what runs in a field of its own: a python job's task);
 - ``switched_on``: whether the site offers the kind at all;
 - ``needs_use_shell``: the permission rule. Given the job's command, whether choosing
   it, changing such a job, or running it with other arguments needs jobs.use_shell.
@@ -61,7 +62,7 @@ class Kind(NamedTuple):
     rules: str
     problem: str
     section: str
-    command_label: Promise
+    command_label: Promise | str
     switched_on: Callable[[], bool]
     needs_use_shell: Callable[[str], bool]
 
@@ -88,7 +89,7 @@ KINDS: tuple[Kind, ...] = (
         rules=f"{_RULES}.python_errors",
         problem=f"{_RULES}.python_problem",
         section=f"{_SECTIONS}.TaskSection",
-        command_label=_("Task"),
+        command_label="",  # the task is chosen in a field of its own
         switched_on=_on,
         needs_use_shell=_never,
     ),

@@ -225,6 +225,7 @@ class TaskSection:
     """The fields of one registered task's parameters."""
 
     executor = ExecutorKind.PYTHON
+    message_field = "task"  # where a message about the arguments as a whole goes
 
     @classmethod
     def for_job(
@@ -331,6 +332,7 @@ class HttpSection:
     values may be credentials): the job's own are kept."""
 
     executor = ExecutorKind.HTTP
+    message_field = HTTP_METHOD
 
     @classmethod
     def for_job(cls, command: str, given: Any, *, secrets_visible: bool = True) -> HttpSection:
@@ -499,6 +501,7 @@ class ShellSection:
     job's own is kept."""
 
     executor = ExecutorKind.SHELL
+    message_field = SHELL_ENV
 
     @classmethod
     def for_job(cls, command: str, given: Any, *, secrets_visible: bool = True) -> ShellSection:
@@ -577,7 +580,4 @@ def section_for(
 
 # The labels the command field takes per executor (jobs/static/jobs/job_form.js swaps
 # them; without JavaScript the field keeps the first).
-# A python job names its task in a field of its own, so its label is not the command's.
-COMMAND_LABELS = {
-    kind.value: kind.command_label for kind in kinds.KINDS if kind.value != ExecutorKind.PYTHON
-}
+COMMAND_LABELS = {kind.value: kind.command_label for kind in kinds.KINDS if kind.command_label}

@@ -530,14 +530,11 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
             self.instance.arguments = copy.deepcopy(self.code_values["arguments"])
 
     def _arguments_field(self, executor: str) -> str:
-        """Where a message about the arguments as a whole is shown."""
-        return {
-            ExecutorKind.PYTHON: "task",
-            ExecutorKind.HTTP: arguments.HTTP_METHOD,
-            ExecutorKind.SHELL: arguments.SHELL_ENV
-            if arguments.SHELL_ENV in self.fields
-            else "command",
-        }.get(executor, "command")
+        """Where a message about the arguments as a whole is shown: the field the kind's
+        section names (jobs.executors.kinds), else the command."""
+        kind = kinds.kind_of(executor)
+        field = kinds.load(kind.section).message_field if kind and kind.section else ""
+        return field if field in self.fields else "command"
 
     def _update_errors(self, errors: ValidationError) -> None:
         # Job.clean() speaks of the model's fields; put each message where this form
