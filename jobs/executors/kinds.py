@@ -11,8 +11,9 @@ A job's executor (Job.executor) is one of these. Each row says, once:
   command_changed=...)`` and returning {field: message});
 - ``problem``: the function saying why a saved job of the kind cannot run now (its task
   gone, its command no longer listed, the kind switched off), or None;
-- ``section``: the form section holding the kind's arguments (jobs.web.arguments), ""
-  for a kind without arguments;
+- ``section``: the form section holding the kind's arguments (jobs.web.arguments: a
+  class with ``for_job(command, given, secrets_visible=...)`` and ``message_field``),
+  "" for a kind without arguments;
 - ``command_label``: what the job's command field is called for the kind ("" for a kind
   whose form names what runs in a field of its own: a python job's task);
 - ``switched_on``: whether the site offers the kind at all;

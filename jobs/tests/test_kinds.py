@@ -36,6 +36,7 @@ def test_every_name_a_row_gives_is_there(kind: kinds.Kind):
 def test_the_command_labels_come_from_the_rows():
     assert arguments.COMMAND_LABELS["command"] == "Management command line"
     assert arguments.COMMAND_LABELS["http"] == "URL"
+    assert "python" not in arguments.COMMAND_LABELS  # its task has a field of its own
 
 
 def test_the_permission_rule_is_each_kinds(settings):
