@@ -17,3 +17,11 @@ class JobsConfig(AppConfig):
         from jobs.queues import checks as queue_checks  # noqa: F401 - registers the checks of the queue settings
 
         events.on_runs_finished(alerts.runs_finished)
+        # The Huey tasks, registered with the project's HUEY so that `run_huey` runs them,
+        # only where Huey is installed: a project without it never imports huey or redis.
+        # (Huey's own discovery imports each app's `tasks` module; ours is jobs.huey.tasks
+        # so that task discovery, jobs.pytasks, does not import it in every project.)
+        from django.apps import apps
+
+        if apps.is_installed("huey.contrib.djhuey"):
+            from jobs.huey import tasks  # noqa: F401 - registers the Huey tasks

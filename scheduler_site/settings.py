@@ -17,7 +17,6 @@ from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.core.validators import validate_email
 
 from jobs.api.schema import SCHEMA_SETTINGS as API_SCHEMA_SETTINGS
-from jobs.huey_serializer import JSONSerializer
 from jobs.outbound.signing import BadSecret
 from jobs.outbound.signing import parse_secret as parse_webhook_secret
 from scheduler_site import dotenv
@@ -105,7 +104,6 @@ INSTALLED_APPS = [
     "django_htmx",
     "crispy_forms",
     "crispy_bootstrap5",
-    "huey.contrib.djhuey",
     "axes",  # failed logins and lockouts (docs/permissions.md: "Logins and throttling")
     "jobs",
 ]
@@ -217,9 +215,11 @@ LOGOUT_REDIRECT_URL = "login"
 
 
 # --- Failed logins (docs/permissions.md: "Logins and throttling") ----------------------
-# django-axes counts failed logins (the login page, the admin's, bad API tokens) per user
-# name and per client address; LOGIN_FAILURE_LIMIT failures within LOGIN_LOCKOUT_MINUTES
-# refuse that user name, or that address, for LOGIN_LOCKOUT_MINUTES after the last one.
+# django-axes counts failed logins (the login page, the admin's, bad API tokens) per
+# (user name, client address) pair and per client address; LOGIN_FAILURE_LIMIT failures
+# within LOGIN_LOCKOUT_MINUTES refuse that pair, or that address, for LOGIN_LOCKOUT_MINUTES
+# after the last one. Never a user name alone, from everywhere: anyone could keep its
+# owner out.
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1, maximum=1000)
 LOGIN_LOCKOUT_MINUTES = env_float("LOGIN_LOCKOUT_MINUTES", 15.0, minimum=1.0, maximum=10080.0)
 AUTHENTICATION_BACKENDS = [
@@ -229,8 +229,8 @@ AUTHENTICATION_BACKENDS = [
 ]
 AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
-# By user name OR by address ([["username"], ["ip_address"]]; only the address when a
-# failure names no user, as a bad API token does).
+# By (user name AND address) OR by address ([["username", "ip_address"], ["ip_address"]];
+# only the address when a failure names no user, as a bad API token does).
 AXES_LOCKOUT_PARAMETERS = "jobs.web.logins.lockout_parameters"
 # The address: REMOTE_ADDR, or with TRUSTED_PROXY the one the proxy put in X-Forwarded-For.
 AXES_CLIENT_IP_CALLABLE = "jobs.web.addresses.client_address"
@@ -370,7 +370,9 @@ JOBS_LIVE_LOG_SECONDS = env_float("JOBS_LIVE_LOG_SECONDS", 1.0, minimum=0.1, max
 
 # --- Huey over Redis (optional) --------------------------------------------------------
 # With REDIS_URL set, runscheduler hands runs to Huey and `manage.py run_huey` workers on
-# any number of machines execute them. Without it, runscheduler runs them in its threads.
+# any number of machines execute them. Without it, runscheduler runs them in its threads,
+# and Huey is not installed at all: no process imports huey or redis-py (a third of the
+# start-up of `runscheduler --once`).
 REDIS_URL = env_str("REDIS_URL", "")
 HUEY_QUEUE = env_str("HUEY_QUEUE", "jobs")
 # The job queues whose runs go to a Huey queue of their own, named HUEY_QUEUE-<queue>
@@ -388,6 +390,9 @@ if REDIS_URL:
         raise ImproperlyConfigured(
             f"REDIS_URL must be a redis://, rediss:// or unix:// URL, got {redact_url(REDIS_URL)!r}"
         )
+    from jobs.huey.serializer import JSONSerializer
+
+    INSTALLED_APPS = [*INSTALLED_APPS, "huey.contrib.djhuey"]
     HUEY = {
         "huey_class": "huey.RedisHuey",
         "name": _huey_name,
@@ -403,13 +408,6 @@ if REDIS_URL:
             "worker_type": "thread",
             "periodic": True,
         },
-    }
-else:
-    HUEY = {
-        "huey_class": "huey.MemoryHuey",
-        "name": HUEY_QUEUE,
-        "immediate": True,
-        "serializer": JSONSerializer(),
     }
 # A run handed to Huey but still pending after this long is handed out again: its
 # message was lost (a Redis restart, an eviction). A duplicate message starts it once.

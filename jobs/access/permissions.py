@@ -7,7 +7,10 @@ docs/permissions.md "Who can do what" is the user-facing table; keep them togeth
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NamedTuple
+
+from jobs import kinds
 
 VIEW_JOB = "jobs.view_job"  # see jobs and runs: any page or API read
 ADD_JOB = "jobs.add_job"
@@ -42,9 +45,36 @@ def codename(permission: str) -> str:
     return permission.partition(".")[2]
 
 
-# Which jobs need jobs.use_shell is each kind's rule (jobs.executors.kinds), applied to
-# every entry point in one place (jobs.models.gate).
+# --- what only users with jobs.use_shell may choose ------------------------------------
+# Which jobs need it is each kind's rule (jobs.kinds: a shell job always, a management
+# command job unless its command is one known to be harmless, judged on the words the
+# executor runs); jobs.models.gate applies it to every entry point, for the acting user.
+
+
+def needs_shell_permission(job_or_values: Any) -> bool:
+    """Whether creating, changing, enabling, chaining to or restoring a job like this,
+    running it with other arguments or reading its secrets needs jobs.use_shell.
+
+    Takes a Job, or the values a form or request gives ({"executor": ..., "command":
+    ...}). Ask it of the job as it is and as it will be: turning a shell job into
+    another kind is a change of a shell job.
+    """
+    if isinstance(job_or_values, Mapping):
+        executor = job_or_values.get("executor")
+        command = job_or_values.get("command")
+    else:
+        executor = getattr(job_or_values, "executor", "")
+        command = getattr(job_or_values, "command", "")
+    return kinds.needs_use_shell(str(executor or ""), str(command or ""))
 
 
 def may_use_shell(user: Any) -> bool:
     return bool(user is not None and user.has_perm(USE_SHELL))
+
+
+def may_change_job_like(user: Any, *jobs_or_values: Any) -> bool:
+    """Whether `user` may turn a job from one of these into another (each a Job or
+    values; None is skipped): jobs.use_shell when any of them needs it."""
+    if may_use_shell(user):
+        return True
+    return not any(needs_shell_permission(item) for item in jobs_or_values if item is not None)

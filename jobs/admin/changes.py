@@ -17,7 +17,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from jobs.access.masking import may_see_secrets
+from jobs.access.masking import may_see_change_secrets
 from jobs.admin.common import (
     AdminScreensMixin,
     LeanListMixin,
@@ -86,7 +86,7 @@ class JobChangeAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, admi
         change = super().get_object(request, object_id, from_field)
         if change is not None:
             # For changes_display: the viewer decides what is masked.
-            change.see_secrets = may_see_secrets(request.user)
+            change.see_secrets = may_see_change_secrets(request.user, change)
         return change
 
     created = time_column("created_at", _("when"))

@@ -267,7 +267,7 @@ class JobHistoryAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, adm
             return None
         # The viewer is the admin's user (jobs.web.screens.admin_screen): secrets masked
         # for users who may not change jobs (jobs.access.masking).
-        shown = shown_arguments(current_actor().user, run.arguments)
+        shown = shown_arguments(current_actor().user, run.arguments, run.job)
         return json.dumps(shown, ensure_ascii=False)
 
     @admin.display(description=_("started by"))
@@ -301,7 +301,7 @@ class JobHistoryAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, adm
     def log_display(self, run: JobHistory) -> SafeString | None:
         if not run.log:
             return None
-        log = shown_log(current_actor().user, run.log, run.arguments)
+        log = shown_log(current_actor().user, run.log, run.arguments, run.job)
         # <pre> keeps the executor's line breaks and alignment; format_html escapes it.
         return format_html('<pre class="jobs-run-log">{}</pre>', log)
 

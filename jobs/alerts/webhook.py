@@ -109,6 +109,10 @@ def post_webhook(
                 )
             connection.request("POST", path, body=body, headers=headers)
             response = connection.getresponse()  # the status line and headers, no body
+            if deadline.expired:
+                # The deadline shut the socket in the middle of the headers, and
+                # http.client takes the end of the stream for their end: not delivered.
+                raise TimeoutError("deadline passed")
             code, reason = response.status, response.reason
         except outbound.Refused as exc:
             return False, None, REFUSED + clean_remote(str(exc))

@@ -140,7 +140,10 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
         run = engine.run_now(job, arguments=arguments, user=request.user)
         url = reverse("jobs:api-run-detail", args=[run.pk], request=request)
         return Response(
-            RunDetailSerializer(run).data, status=status.HTTP_201_CREATED, headers={"Location": url}
+            # With the request: the run's arguments masked as its user may read them.
+            RunDetailSerializer(run, context=self.get_serializer_context()).data,
+            status=status.HTTP_201_CREATED,
+            headers={"Location": url},
         )
 
     @extend_schema(summary="Enable a job", request=None, responses={200: JobSerializer})

@@ -29,6 +29,7 @@ from jobs.executors.output import RunOutput
 from jobs.outbound import rules as outbound
 from jobs.outbound.http import Deadline, PinnedHTTPConnection, PinnedHTTPSConnection, within
 from jobs.runs import RunTicket
+from jobs.text import clean_remote
 
 USER_AGENT = "django-job-scheduler/1"
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
@@ -158,7 +159,8 @@ class HttpExecutor:
                 connection = kind(host, port, destinations=destinations, deadline=deadline)
                 connection.request(method, path, body=body, headers=headers)
                 response = connection.getresponse()
-                output.line(f"HTTP {response.status} {response.reason}")
+                # The remote server chose the reason phrase and, below, the error text.
+                output.line(f"HTTP {response.status} {clean_remote(response.reason)}")
                 first = response.read(BODY_LOG_BYTES + 1) if method != "HEAD" else b""
             except outbound.Refused as error:
                 output.line(f"refused: {error}; JOBS_HTTP_ALLOWED_HOSTS can allow a host.")
@@ -169,7 +171,7 @@ class HttpExecutor:
                 elif deadline.expired or isinstance(error, TimeoutError):
                     output.line(f"timed out: no whole answer within {limit:g} s.")
                 else:
-                    output.line(f"failed: {type(error).__name__}: {error}")
+                    output.line(clean_remote(f"failed: {type(error).__name__}: {error}"))
                 return Outcome(succeeded=False, log=output.text())
             finally:
                 stop_watch.cancel()

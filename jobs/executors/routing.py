@@ -5,7 +5,7 @@ the others to the executor of their kind, made on first use. A kind this process
 not know, or one switched off since the job was saved, fails the run with a line saying
 why: the scheduler goes on with the other runs.
 
-Each kind's class is named by its row in jobs/executors/kinds.py, which also says how to
+Each kind's class is named by its row in jobs/kinds.py, which also says how to
 add a kind.
 """
 
@@ -16,7 +16,7 @@ import threading
 from django.utils.module_loading import import_string
 
 from jobs.executors.base import ExecutionContext, Executor, Outcome
-from jobs.executors.kinds import KINDS, SIMULATED
+from jobs.kinds import KINDS, SIMULATED
 from jobs.runs import RunTicket
 
 EXECUTOR_CLASSES = {kind.value: kind.executor for kind in KINDS if kind.executor}

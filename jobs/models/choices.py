@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from jobs.executors.kinds import KINDS
+from jobs.kinds import KINDS
 from jobs.schedules import arithmetic as schedules
 
 NAME_MAX_LENGTH = 200
@@ -62,7 +62,7 @@ def validate_schedule_time(value: datetime) -> None:
 
 
 # What a job's runs do (Job.executor); Job.command is read per kind. One member per row
-# of jobs.executors.kinds (ExecutorKind.SHELL == "shell"), where each kind is declared.
+# of jobs.kinds (ExecutorKind.SHELL == "shell"), where each kind is declared.
 ExecutorKind = models.TextChoices(
     "ExecutorKind", [(kind.value.upper(), (kind.value, kind.label)) for kind in KINDS]
 )

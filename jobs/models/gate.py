@@ -1,6 +1,6 @@
 """The jobs.use_shell rule: what a user without it may not make a job do.
 
-Whether a job needs the permission is its kind's rule (jobs.executors.kinds: a shell
+Whether a job needs the permission is its kind's rule (jobs.kinds: a shell
 job always, a management command job unless its command is one known to be harmless),
 judged on the words the executor will run. The rule is applied here, to the values an
 entry point has cleaned and with the user who acts, and every entry point comes
@@ -33,7 +33,6 @@ from django.db import models
 from django.utils.translation import gettext
 
 from jobs.access import permissions as access
-from jobs.executors import kinds
 from jobs.executors.command import SAFE_COMMANDS
 from jobs.models import changes
 from jobs.models.chains import CHAIN_FIELDS, pending
@@ -78,14 +77,8 @@ def run_message() -> str:
 
 def needs_use_shell(job_or_values: Any) -> bool:
     """Whether a job (a Job, or its values as a mapping) is one only users with
-    jobs.use_shell may create, change or run with other arguments."""
-    if isinstance(job_or_values, Mapping):
-        executor = job_or_values.get("executor")
-        command = job_or_values.get("command")
-    else:
-        executor = getattr(job_or_values, "executor", "")
-        command = getattr(job_or_values, "command", "")
-    return kinds.needs_use_shell(str(executor or ""), str(command or ""))
+    jobs.use_shell may create, change or run with other arguments (its kind's rule)."""
+    return access.needs_shell_permission(job_or_values)
 
 
 def acting_user(user: Any = None) -> Any:

@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from jobs import text, times
+from jobs.access import masking
 from jobs.access import permissions as access
 from jobs.models import chains, changes, code, gate, job_rules
 from jobs.models.choices import (
@@ -674,9 +675,15 @@ class Job(models.Model):
     @property
     def execution_text(self) -> str:
         """What the job runs, in words: "Python task billing.send(day='today')",
-        "Shell: backup.sh --full"."""
+        "Shell: backup.sh --full". Shown to anyone who may see the job: URL credentials and
+        secret-named task arguments masked (jobs.access.masking)."""
+        return masking.mask_urls(str(self._execution_words()))
+
+    def _execution_words(self) -> str:
         if self.executor == ExecutorKind.PYTHON:
-            given = self.arguments if isinstance(self.arguments, dict) else {}
+            given = masking.mask_arguments(
+                self.arguments if isinstance(self.arguments, dict) else {}
+            )
             # In the order of the task's signature: PostgreSQL's jsonb keeps the keys of
             # an object in an order of its own (shortest first).
             task = registry.get_task(self.command)
@@ -698,9 +705,15 @@ class Job(models.Model):
     def run_arguments(self, arguments: dict | None) -> dict | None:
         """Arguments for one run of this job ("Run now" with arguments), checked and
         normalised as the job's own are; None stays None (the run takes the job's).
-        Raises ValidationError with the messages at "arguments"."""
+        Values sent back as they were shown masked (a URL's "?token=…") are the job's
+        own (jobs.access.masking.restore_field). Raises ValidationError with the messages at
+        "arguments"."""
         if arguments is None:
             return None
+        try:
+            arguments = masking.restore_field("arguments", arguments, self.arguments)
+        except ValidationError as exc:
+            raise ValidationError({"arguments": exc.messages}) from None
         return job_rules.run_arguments(self, arguments)
 
     def _webhook_changed(self) -> bool:

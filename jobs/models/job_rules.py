@@ -24,10 +24,9 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from jobs import conf, text
+from jobs import conf, kinds, text
 from jobs.executors import command as command_executor
 from jobs.executors import http as http_executor
-from jobs.executors import kinds
 from jobs.executors import python as python_executor
 from jobs.executors import shell as shell_executor
 from jobs.models.choices import (
@@ -90,10 +89,19 @@ def job_errors(
 
 def text_errors(job: JobModel) -> dict[str, str]:
     """No control characters or text-direction overrides (jobs/text.py) in the fields
-    people read in lists, logs, terminals and alert mails; a command keeps its tabs and
-    line breaks."""
+    people read in lists, logs, terminals and alert mails, nor any other invisible
+    character in a name; a command keeps its tabs and line breaks."""
     errors: dict[str, str] = {}
-    for name in ("name", "cron_expression"):
+    # A name is how people tell jobs apart: an invisible character would let two look
+    # the same (in lists, alerts, logs), so a name refuses every one of them.
+    char = text.invisible_character(job.name)
+    if char is not None:
+        errors["name"] = _(
+            "Remove the invisible character %(char)s: control characters, invisible "
+            "formatting characters (such as zero-width spaces), line separators and "
+            "text-direction overrides are not allowed in a name."
+        ) % {"char": text.code_point(char)}
+    for name in ("cron_expression",):
         char = text.forbidden_character(getattr(job, name))
         if char is not None:
             errors[name] = _(
@@ -216,7 +224,7 @@ def arguments_shape_error(arguments: Any) -> str | None:
     return None
 
 
-# The rules of each kind (named by its row in jobs.executors.kinds): {field: message}.
+# The rules of each kind (named by its row in jobs.kinds): {field: message}.
 # `command_changed()`: whether the command differs from the stored one (an HTTP job's
 # host is looked up only then).
 
@@ -346,7 +354,7 @@ def execution_problem(job: JobModel) -> str | None:
     return kinds.load(kind.problem)(job) if kind.problem else None
 
 
-# Why a saved job of each kind cannot run now (named by its row in jobs.executors.kinds).
+# Why a saved job of each kind cannot run now (named by its row in jobs.kinds).
 
 
 def python_problem(job: JobModel) -> str | None:

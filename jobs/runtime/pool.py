@@ -493,7 +493,7 @@ Sender = Callable[[list[str]], int]
 
 
 class HueyHandoff:
-    """Runs go to `run_huey` workers through `send` (jobs.tasks.send_runs): the scheduler
+    """Runs go to `run_huey` workers through `send` (jobs.huey.tasks.send_runs): the scheduler
     receives it from whoever starts it, so the runtime never imports the Huey tasks.
 
     Where each run goes: shell runs to `send_shell` when set (JOBS_SHELL_HUEY_QUEUE, the

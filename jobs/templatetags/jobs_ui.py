@@ -19,7 +19,7 @@ from django.utils.translation import ngettext
 
 from jobs import conf, times
 from jobs.access import masking
-from jobs.access.masking import masked, may_see_secrets, shown_target
+from jobs.access.masking import may_see_secrets, shown_target
 from jobs.forecasts import upcoming
 from jobs.models import JobState, RunStatus, ScheduleType
 from jobs.web import context_processors
@@ -300,8 +300,14 @@ def _user(context: template.Context) -> Any:
 @register.simple_tag(takes_context=True)
 def job_secret(context: template.Context, job: Any, field: str) -> str:
     """{% job_secret job "webhook_url" %}"""
-    value = getattr(job, field)
-    return value if may_see_secrets(_user(context)) else masked(field, value)
+    return masking.shown_field(_user(context), job, field, getattr(job, field))
+
+
+@register.filter
+def without_credentials(text: Any) -> str:
+    """{{ job.command|without_credentials }}: the credentials of the URLs in a text
+    masked, for everyone (jobs.access.masking.mask_urls)."""
+    return masking.mask_urls(str(text or ""))
 
 
 @register.simple_tag
@@ -356,10 +362,11 @@ ARGUMENTS_SHOWN_MAX_CHARS = 5000
 
 
 @register.simple_tag(takes_context=True)
-def shown_arguments(context: template.Context, arguments: Any) -> str:
-    """{% shown_arguments job.arguments %}: JSON, indented, secret header and environment
-    values masked for users who may not see them (jobs.access.masking)."""
-    value = masking.shown_arguments(_user(context), arguments)
+def shown_arguments(context: template.Context, arguments: Any, job: Any = None) -> str:
+    """{% shown_arguments job.arguments job %}: JSON, indented, URL credentials masked,
+    and header and environment values for users who may not change the job
+    (jobs.access.masking)."""
+    value = masking.shown_arguments(_user(context), arguments, job)
     text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
     if len(text) > ARGUMENTS_SHOWN_MAX_CHARS:
         text = text[: ARGUMENTS_SHOWN_MAX_CHARS - 1] + "…"
@@ -372,8 +379,14 @@ _LOG_STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC\]", re.MULTILI
 
 
 def _local_stamp(match: re.Match[str]) -> str:
-    moment = datetime.strptime(match[1], "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
-    local = timezone.localtime(moment)
+    # The log also holds what the job printed, and any text may look like a stamp: one
+    # that is no time (month 13), or none in the viewer's zone (year 9999 east of UTC,
+    # year 1 west of it), is shown as written rather than failing the page.
+    try:
+        moment = datetime.strptime(match[1], "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
+        local = timezone.localtime(moment)
+    except (ValueError, OverflowError):
+        return match[0]
     return (
         f'[<time datetime="{moment.isoformat()}" title="{match[1]} UTC">'
         f"{local:%Y-%m-%d %H:%M:%S} {local.tzname()}</time>]"
@@ -385,7 +398,7 @@ def shown_log(context: template.Context, run: Any) -> str:
     """A run's log, with the secret values of its arguments masked for users who may not
     see them (a script may print its $TOKEN), and the scheduler's stamps in the viewer's
     time zone, as every other time on the page."""
-    text = escape(masking.shown_log(_user(context), run.log, run.arguments))
+    text = escape(masking.shown_log(_user(context), run.log, run.arguments, run.job))
     # Escaping leaves the stamp's digits, spaces, brackets and colons as they were.
     return mark_safe(_LOG_STAMP.sub(_local_stamp, text))
 

@@ -1,4 +1,4 @@
-"""One row per kind of job (jobs/executors/kinds.py), and everything reads it: the
+"""One row per kind of job (jobs/kinds.py), and everything reads it: the
 choices of Job.executor, the routing of runs, the rules, the form sections and labels,
 the permission rule."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.executors import kinds
+from jobs import kinds
 from jobs.executors.routing import EXECUTOR_CLASSES
 from jobs.models import ExecutorKind
 from jobs.web import arguments
@@ -26,7 +26,14 @@ def test_runs_are_routed_to_each_rows_class():
 
 @pytest.mark.parametrize("kind", kinds.KINDS, ids=lambda kind: kind.value)
 def test_every_name_a_row_gives_is_there(kind: kinds.Kind):
-    for path in (kind.executor, kind.rules, kind.problem, kind.section):
+    for path in (
+        kind.executor,
+        kind.rules,
+        kind.problem,
+        kind.section,
+        kind.switched_on,
+        kind.needs_use_shell,
+    ):
         if path:
             assert callable(kinds.load(path)), path
     if kind.section:

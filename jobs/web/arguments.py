@@ -27,8 +27,8 @@ from django import forms
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
 
+from jobs import kinds
 from jobs.executors import http as http_executor
-from jobs.executors import kinds
 from jobs.executors import shell as shell_executor
 from jobs.models import ExecutorKind
 from jobs.pytasks import registry
@@ -570,7 +570,7 @@ Section = TaskSection | HttpSection | ShellSection
 def section_for(
     executor: str, command: str, given: Any, *, secrets_visible: bool = True
 ) -> Section | None:
-    """The arguments section of a job of this kind, as its row in jobs.executors.kinds
+    """The arguments section of a job of this kind, as its row in jobs.kinds
     names it (None: it takes no arguments, or its task is not registered)."""
     kind = kinds.kind_of(executor)
     if kind is None or not kind.section:

@@ -11,7 +11,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from jobs.executors import kinds
+from jobs import kinds
 from jobs.models import SCHEDULE_TYPE_FIELDS
 from jobs.pytasks import registry
 from jobs.schedules import arithmetic as schedules
@@ -113,7 +113,7 @@ class LocalDateTimeInput(forms.DateTimeInput):
 # shows them for those only). The arguments' own fields sit in sections of the layout
 # that name their executor.
 EXECUTOR_FIELDS = {
-    # The kinds whose form shows the command field (jobs.executors.kinds).
+    # The kinds whose form shows the command field (jobs.kinds).
     "command": tuple(kind.value for kind in kinds.KINDS if kind.command_label),
     "task": ("python",),
     "sim_failure_rate": ("simulated",),

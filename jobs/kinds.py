@@ -16,14 +16,16 @@ A job's executor (Job.executor) is one of these. Each row says, once:
   "" for a kind without arguments;
 - ``command_label``: what the job's command field is called for the kind ("" for a kind
   whose form names what runs in a field of its own: a python job's task);
-- ``switched_on``: whether the site offers the kind at all;
-- ``needs_use_shell``: the permission rule. Given the job's command, whether choosing
-  it, changing such a job, or running it with other arguments needs jobs.use_shell.
+- ``switched_on``: the function saying whether the site offers the kind ("": always);
+- ``needs_use_shell``: the permission rule, a function of the job's command saying
+  whether choosing it, changing, enabling or chaining to such a job, or running it with
+  other arguments needs jobs.use_shell ("": never).
 
-The functions and classes are named by dotted path and imported on first use: the rules
-and the form sections sit in the layers above (models, web), which import this module.
+Everything is named by dotted path and imported on first use: the classes, rules and
+form sections sit in the layers above (executors, models, web), which import this
+module, and so do the permission rule (jobs.access) and the choices (jobs.models).
 
-To add a kind: a module here with its executor class (``execute(ticket, context) ->
+To add a kind: a module in jobs/executors/ with its executor class (``execute(ticket, context) ->
 Outcome``, see base.py) and its rules, a row below, a form section in
 jobs.web.arguments if it takes arguments, and a migration of Job.executor's choices and
 its check constraint (``manage.py makemigrations jobs`` writes it).
@@ -31,7 +33,6 @@ its check constraint (``manage.py makemigrations jobs`` writes it).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -39,18 +40,9 @@ from django.utils.functional import Promise
 from django.utils.module_loading import import_string
 from django.utils.translation import gettext_lazy as _
 
-from jobs.executors import command, shell
 
-
-def _never(command_line: str) -> bool:
-    return False
-
-
-def _always(command_line: str) -> bool:
-    return True
-
-
-def _on() -> bool:
+def always(command_line: str) -> bool:
+    """The permission rule of a kind every job of which needs jobs.use_shell."""
     return True
 
 
@@ -64,8 +56,8 @@ class Kind(NamedTuple):
     problem: str
     section: str
     command_label: Promise | str
-    switched_on: Callable[[], bool]
-    needs_use_shell: Callable[[str], bool]
+    switched_on: str
+    needs_use_shell: str
 
 
 _RULES = "jobs.models.job_rules"
@@ -80,8 +72,8 @@ KINDS: tuple[Kind, ...] = (
         problem="",
         section="",
         command_label=_("Command"),
-        switched_on=_on,
-        needs_use_shell=_never,
+        switched_on="",
+        needs_use_shell="",
     ),
     Kind(
         value="python",
@@ -91,8 +83,8 @@ KINDS: tuple[Kind, ...] = (
         problem=f"{_RULES}.python_problem",
         section=f"{_SECTIONS}.TaskSection",
         command_label="",  # the task is chosen in a field of its own
-        switched_on=_on,
-        needs_use_shell=_never,
+        switched_on="",
+        needs_use_shell="",
     ),
     Kind(
         value="command",
@@ -102,9 +94,9 @@ KINDS: tuple[Kind, ...] = (
         problem=f"{_RULES}.command_problem",
         section="",
         command_label=_("Management command line"),
-        switched_on=_on,
+        switched_on="",
         # Any command but the few known to be harmless (command.SAFE_COMMANDS).
-        needs_use_shell=command.needs_use_shell,
+        needs_use_shell="jobs.executors.command.needs_use_shell",
     ),
     Kind(
         value="shell",
@@ -114,8 +106,8 @@ KINDS: tuple[Kind, ...] = (
         problem=f"{_RULES}.shell_problem",
         section=f"{_SECTIONS}.ShellSection",
         command_label=_("Command line"),
-        switched_on=shell.shell_enabled,
-        needs_use_shell=_always,
+        switched_on="jobs.executors.shell.shell_enabled",
+        needs_use_shell="jobs.kinds.always",
     ),
     Kind(
         value="http",
@@ -125,8 +117,8 @@ KINDS: tuple[Kind, ...] = (
         problem=f"{_RULES}.http_problem",
         section=f"{_SECTIONS}.HttpSection",
         command_label=_("URL"),
-        switched_on=_on,
-        needs_use_shell=_never,
+        switched_on="",
+        needs_use_shell="",
     ),
 )
 
@@ -150,7 +142,14 @@ def needs_use_shell(executor: str, command_line: str) -> bool:
     chosen, changed, enabled, chained to or run with other arguments. An unknown kind
     does not (it is refused as invalid anyway)."""
     kind = kind_of(executor)
-    return kind is not None and kind.needs_use_shell(command_line or "")
+    if kind is None or not kind.needs_use_shell:
+        return False
+    return bool(load(kind.needs_use_shell)(command_line or ""))
+
+
+def switched_on(kind: Kind) -> bool:
+    """Whether the site offers this kind now."""
+    return not kind.switched_on or bool(load(kind.switched_on)())
 
 
 def offered_to(may_use_shell: bool) -> list[Kind]:
@@ -159,5 +158,5 @@ def offered_to(may_use_shell: bool) -> list[Kind]:
     return [
         kind
         for kind in KINDS
-        if kind.switched_on() and (may_use_shell or not kind.needs_use_shell(""))
+        if switched_on(kind) and (may_use_shell or not needs_use_shell(kind.value, ""))
     ]
