@@ -187,6 +187,7 @@ class CommandExecutor:
                 deadline=deadline,
                 env=child_environment(),
                 cwd=str(project_directory()),
+                run_key=ticket.run_key,
             )
         except OSError as error:
             output.line(f"could not start the command: {error}")

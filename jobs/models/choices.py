@@ -186,6 +186,8 @@ class NotificationKind(models.TextChoices):
     FAILURE = "failure", _("Failure")
     RECOVERY = "recovery", _("Recovery")
     RUNNING_LONG = "running_long", _("Running long")
+    # A Python task that went on past the kill grace after it was asked to stop.
+    NOT_STOPPED = "not_stopped", _("Did not stop")
 
 
 class NotificationChannel(models.TextChoices):

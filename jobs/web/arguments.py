@@ -135,6 +135,13 @@ def _help(parameter: TaskParameter) -> str:
         }
     if parameter.kind == "json":
         rule = _("JSON; %(rule)s") % {"rule": rule}
+    bounds = parameter.bounds
+    if bounds is not None and None not in bounds:
+        rule = _("%(low)s to %(high)s; %(rule)s") % {
+            "low": bounds.minimum,
+            "high": bounds.maximum,
+            "rule": rule,
+        }
     return format_html("<code>{}</code> · {}", annotation, rule)
 
 
@@ -172,10 +179,13 @@ def parameter_field(parameter: TaskParameter, given: Mapping[str, Any]) -> forms
     if parameter.default is None or parameter.default is REQUIRED:
         placeholder = ""
     kind = parameter.kind
+    bounds = parameter.bounds or registry.Between()
     if kind == "int":
-        field: forms.Field = forms.IntegerField(**common)
+        field: forms.Field = forms.IntegerField(
+            min_value=bounds.minimum, max_value=bounds.maximum, **common
+        )
     elif kind == "float":
-        field = forms.FloatField(**common)
+        field = forms.FloatField(min_value=bounds.minimum, max_value=bounds.maximum, **common)
         field.widget.attrs["step"] = "any"
     elif kind == "bool":
         field = forms.BooleanField(**common)
