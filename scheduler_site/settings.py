@@ -341,9 +341,8 @@ JOBS_TASK_MODULES = env_list("JOBS_TASK_MODULES", ["jobs.example_tasks"])
 # as `manage.py syncjobs` does; off for a rolling deploy that runs syncjobs as a release
 # step (docs/scheduling.md "Schedules in code").
 JOBS_SYNC_ON_START = env_bool("JOBS_SYNC_ON_START", True)
-# The management commands a `command` job may run. Commands that execute code or lose
-# data (shell, dbshell, flush, createsuperuser, ...) run only if listed here, and then
-# only users with jobs.use_shell may choose them.
+# The management commands a `command` job may run. Only users with jobs.use_shell may
+# choose any but the few known to be harmless (jobs.executors.command.SAFE_COMMANDS).
 JOBS_MANAGEMENT_COMMANDS = env_list(
     "JOBS_MANAGEMENT_COMMANDS", ["clearsessions", "prunehistory", "check"]
 )
