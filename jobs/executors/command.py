@@ -41,7 +41,7 @@ class CommandRefused(ValueError):
 
 
 def allowed_commands() -> list[str]:
-    return [str(name) for name in conf.setting("JOBS_MANAGEMENT_COMMANDS")]
+    return conf.management_commands()
 
 
 # Commands known to be harmless: they read, or tidy only within the site's own rules

@@ -48,7 +48,7 @@ def task_problem(name: str) -> str | None:
 
 def isolation() -> str:
     """How python runs are executed: "thread" or "process" (JOBS_PYTHON_ISOLATION)."""
-    value = str(conf.setting("JOBS_PYTHON_ISOLATION")).strip().lower()
+    value = conf.python_isolation()
     if value not in ISOLATIONS:
         raise ImproperlyConfigured(
             f"JOBS_PYTHON_ISOLATION must be one of {', '.join(ISOLATIONS)}, got {value!r}"

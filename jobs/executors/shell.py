@@ -50,11 +50,11 @@ IDENTITY_NAMES = ("JOB_ID", "JOB_NAME", "RUN_ID", "SCHEDULED_FOR", "ATTEMPT", "J
 
 
 def shell_enabled() -> bool:
-    return bool(conf.setting("JOBS_SHELL_ENABLED"))
+    return conf.shell_enabled()
 
 
 def default_timeout() -> int:
-    return int(conf.setting("JOBS_SHELL_DEFAULT_TIMEOUT"))
+    return conf.shell_default_timeout()
 
 
 def shell_problem() -> str | None:

@@ -72,7 +72,7 @@ HEARTBEAT_KEEP = timedelta(days=7)
 
 
 def window() -> timedelta:
-    return timedelta(seconds=float(conf.setting("JOBS_METRICS_WINDOW_SECONDS")))
+    return conf.metrics_window()
 
 
 # --- /metrics: computed from the database at scrape time --------------------------------
@@ -262,7 +262,7 @@ DATABASE_REGISTRY.register(DatabaseCollector())
 
 @sensitive_variables("token", "given")
 def _authorized(request: HttpRequest) -> bool:
-    token = conf.setting("METRICS_TOKEN")
+    token = conf.metrics_token()
     if not token:
         return True
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")

@@ -253,14 +253,15 @@ def task_modules() -> list[str]:
     """The modules imported to find tasks: each installed app's `tasks` module that
     exists, then JOBS_TASK_MODULES."""
     from django.apps import apps
-    from django.conf import settings
+
+    from jobs import conf
 
     names = [
         f"{config.name}.tasks"
         for config in apps.get_app_configs()
         if module_has_submodule(config.module, "tasks")
     ]
-    for module in getattr(settings, "JOBS_TASK_MODULES", ()) or ():
+    for module in conf.task_modules():
         if module not in names:
             names.append(module)
     return names
