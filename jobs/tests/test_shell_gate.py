@@ -21,14 +21,14 @@ from typing import Any
 import pytest
 from django.contrib.messages import get_messages
 from django.core.signals import request_started
-from django.test import Client
 from django.urls import reverse
 
-from jobs.access.permissions import JOB_ADMINS, JOB_OPERATORS, USE_SHELL
+from jobs.access.permissions import USE_SHELL
 from jobs.models import Job, JobChange, JobHistory, RunStatus
+from jobs.tests import personas
 from jobs.tests.api_helpers import token_client
 from jobs.tests.declaring import declaring, syncjobs
-from jobs.tests.factories import make_job, make_user
+from jobs.tests.factories import make_job
 from jobs.tests.forms import admin_form, dashboard_form
 
 pytestmark = pytest.mark.django_db
@@ -102,23 +102,20 @@ def listed(settings):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def job_admin() -> Any:
     """Every permission of jobs but jobs.use_shell, and the admin's staff flag."""
-    return make_user("jadmin", JOB_ADMINS, staff=True)
+    return personas.job_admin("jadmin", staff=True)
 
 
 @pytest.fixture
 def sheller() -> Any:
-    return make_user("sheller", JOB_ADMINS, staff=True, permissions=(USE_SHELL,))
+    return personas.shell_admin("sheller", staff=True)
 
 
 @pytest.fixture
 def operator() -> Any:
-    return make_user("operator", JOB_OPERATORS, staff=True)
+    return personas.operator(staff=True)
 
 
-def signed_in(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+signed_in = personas.signed_in
 
 
 def everything() -> tuple:
