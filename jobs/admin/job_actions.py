@@ -15,8 +15,7 @@ from jobs import engine
 from jobs.access import permissions as access
 from jobs.access.permissions import RUN_JOB
 from jobs.admin.common import BulkAction
-from jobs.admin.job_forms import SHELL_REFUSAL
-from jobs.models import Job
+from jobs.models import Job, gate
 
 
 class JobActionsMixin:
@@ -51,7 +50,7 @@ class JobActionsMixin:
 
     def _set_active(self, request: HttpRequest, queryset: QuerySet[Job], *, active: bool) -> None:
         def change(job: Job) -> None:
-            job.set_active(active)
+            job.set_active(active, user=request.user)
             self.log_change(request, job, _("Enabled.") if active else _("Disabled."))
 
         action = BulkAction(self, request)
@@ -91,8 +90,8 @@ class JobActionsMixin:
     )
     def duplicate(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
         def copy(job: Job) -> None:
-            if not access.may_change_job_like(request.user, job):
-                raise ValidationError(SHELL_REFUSAL)
+            if gate.needs_use_shell(job) and not access.may_use_shell(request.user):
+                raise ValidationError(gate.change_message())
             # A copy is a draft: an active one would start running its original's work
             # within seconds, before anyone changed what it does. Job.duplicate() copies
             # is_active from the job it is given, so it is given one switched off (this

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.utils.translation import gettext_lazy as _
-
-from jobs.access import permissions as access
 from jobs.access.masking import EDITOR_JOB_FIELDS, restore_field
 from jobs.models import Job
 from jobs.models import code as code_rules
@@ -17,31 +14,25 @@ from jobs.web import code_fields
 from jobs.web.chains import ChainFieldsMixin
 from jobs.web.forms import JobAlertsForm, job_form_field
 
-SHELL_REFUSAL = _(
-    "Only users allowed to use shell commands may create or change a job that runs shell "
-    "commands or this management command."
-)
-
 
 def with_shell_check(form_class: Any, user: Any, job: Job | None) -> Any:
-    """The admin's job form, refusing at the executor a job that needs jobs.use_shell
-    (a shell job, a dangerous management command) from a user without it, whether the job
-    is so now or would be after the change. A form posted without an executor (a script
-    written before there were executors) keeps the job's."""
+    """The admin's job form, judged by the jobs.use_shell rule (jobs.models.gate) on the
+    values it cleaned, for `user`: Job.clean() refuses at the executor a job that needs
+    the permission (a shell job, a management command other than the harmless ones),
+    whether the job is so now or would be after the change. A form posted without an
+    executor (a script written before there were executors) keeps the job's."""
     if "executor" in form_class.base_fields:
         form_class.base_fields["executor"].required = False
 
     class ShellCheckedForm(form_class):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.instance.acting_user = user
+
         def clean(self) -> dict[str, Any]:
             cleaned = super().clean()
             if "executor" in self.fields and not cleaned.get("executor"):
                 cleaned["executor"] = job.executor if job is not None else "simulated"
-            values = {
-                "executor": cleaned.get("executor", getattr(job, "executor", "")),
-                "command": cleaned.get("command", getattr(job, "command", "")),
-            }
-            if not access.may_change_job_like(user, job, values):
-                self.add_error("executor" if "executor" in self.fields else None, SHELL_REFUSAL)
             return cleaned
 
     # The subclass's metaclass made its fields again from the model: keep the admin's.

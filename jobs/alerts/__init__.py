@@ -149,7 +149,7 @@ class Dispatcher:
     """A bounded queue of notices and a few daemon threads delivering them."""
 
     def __init__(self, threads: int | None = None, queue_size: int = QUEUE_SIZE) -> None:
-        self.threads = threads or int(conf.setting("JOBS_ALERT_THREADS"))
+        self.threads = threads or conf.alert_threads()
         self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
         self._stop = threading.Event()
         self._idle = threading.Condition()
@@ -331,7 +331,7 @@ def _record_attempt(
 
 def dashboard_url(job: Job) -> str:
     """The job's page: absolute with JOBS_BASE_URL set, else the path."""
-    return f"{conf.setting('JOBS_BASE_URL')}{job.get_absolute_url()}"
+    return f"{conf.base_url()}{job.get_absolute_url()}"
 
 
 def build_payload(run: JobHistory, notice: Notice) -> dict[str, Any]:
@@ -370,6 +370,7 @@ SUBJECT_VERBS = {
     NotificationKind.FAILURE: "failed",
     NotificationKind.RECOVERY: "recovered",
     NotificationKind.RUNNING_LONG: "is running long",
+    NotificationKind.NOT_STOPPED: "did not stop when asked",
 }
 
 

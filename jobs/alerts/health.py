@@ -97,7 +97,7 @@ def unclaimed_limit() -> timedelta:
     """Due work waiting longer than this is unclaimed: the misfire grace plus a lease
     (plus a minute where the Huey periodic pass is the scheduler)."""
     limit = conf.misfire_grace() + conf.lease()
-    if conf.setting("JOBS_HUEY_PERIODIC_PASS"):
+    if conf.huey_periodic_pass():
         limit += PERIODIC_PASS_EVERY
     return limit
 
@@ -274,7 +274,7 @@ def process_name() -> str:
 
 
 def _dashboard_url() -> str:
-    return f"{conf.setting('JOBS_BASE_URL')}{reverse('jobs:scheduler')}"
+    return f"{conf.base_url()}{reverse('jobs:scheduler')}"
 
 
 # --- sending ---------------------------------------------------------------------------
@@ -287,7 +287,7 @@ def deliver(
     JOBS_ALERT_ATTEMPTS times; record how it went on the event. Returns the outcome per
     channel ("webhook ...: sent", ...)."""
     outcomes: list[str] = []
-    url = conf.setting("JOBS_ADMIN_ALERT_URL")
+    url = conf.admin_alert_url()
     if url:
         delivery = new_webhook_id()  # the same webhook-id on every try of it
         ok, error = try_delivery(
@@ -297,7 +297,7 @@ def deliver(
             wait=wait,
         )
         outcomes.append(f"webhook {url_origin(url)}: " + ("sent" if ok else f"failed: {error}"))
-    recipients = list(conf.setting("JOBS_ADMIN_ALERT_EMAILS"))
+    recipients = conf.admin_alert_emails()
     if recipients:
         ok, error = try_delivery(
             "email", lambda: _send_email(recipients, payload), what="scheduler alert", wait=wait

@@ -68,7 +68,7 @@ class AnonThrottle(_AddressIdent, AnonRateThrottle):
     scope = "jobs_anon"
 
     def get_rate(self) -> str | None:
-        return conf.setting("JOBS_API_THROTTLE_ANON")
+        return conf.api_throttle_anon()
 
 
 class UserThrottle(_AddressIdent, UserRateThrottle):
@@ -77,7 +77,7 @@ class UserThrottle(_AddressIdent, UserRateThrottle):
     scope = "jobs_user"
 
     def get_rate(self) -> str | None:
-        return conf.setting("JOBS_API_THROTTLE_USER")
+        return conf.api_throttle_user()
 
 
 class OwnSchema(DefaultSchema):

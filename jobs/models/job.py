@@ -12,6 +12,7 @@ several scheduler processes write these tables and only the database sees them a
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator
@@ -23,7 +24,7 @@ from django.utils.translation import gettext_lazy as _
 
 from jobs import text
 from jobs.access import masking
-from jobs.models import chains, code, job_rules
+from jobs.models import chains, code, gate, job_rules
 from jobs.models.choices import (
     CODE_SOURCE_MAX_LENGTH,
     COMMAND_MAX_LENGTH,
@@ -58,6 +59,10 @@ from jobs.outbound.signing import SECRET_MAX_LENGTH
 
 
 class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
+    # The user an entry point acts for (set before full_clean()): Job.clean() applies the
+    # jobs.use_shell rule to them (jobs.models.gate). None: the site's own code.
+    acting_user: Any = None
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(_("name"), max_length=NAME_MAX_LENGTH)
     description = models.TextField(_("description"), blank=True, max_length=DESCRIPTION_MAX_LENGTH)
@@ -394,6 +399,11 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
         errors.update(chains.chain_errors(self))
         if errors:
             raise ValidationError(errors)
+        # Last, on the values as every rule left them: whether the acting user may make
+        # the job this (jobs.models.gate). A refusal comes alone (the API's 403).
+        refusal = gate.change_refusal(self.acting_user, self)
+        if refusal is not None:
+            raise ValidationError({refusal.field: ValidationError(refusal.message, code=gate.CODE)})
 
     def schedule_errors(self) -> dict[str, str]:
         """What clean() says about the schedule fields alone, word for word: the

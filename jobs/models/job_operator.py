@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Self
 
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.utils.translation import gettext_lazy as _
+from django.core.exceptions import ValidationError
 
 from jobs.access import permissions as access
-from jobs.models import chains, changes
+from jobs.models import chains, changes, gate
 from jobs.models.choices import COPY_SUFFIX, NAME_MAX_LENGTH
 
 
@@ -17,14 +16,21 @@ class JobOperatorActions:
     enabling, copying, restoring a version, its chains. Each saves through Job.save(), so
     it is validated and recorded in the audit trail."""
 
-    def set_active(self, active: bool) -> None:
+    def set_active(self, active: bool, *, user: object = None) -> None:
         """Enable or disable the job. Enabling resumes its grid at the next point to come.
 
         Raises ValidationError when the job cannot be active as it is (a one-off whose
-        time has passed); nothing is saved then.
+        time has passed), or when `user` may not enable it (jobs.models.gate: a job that
+        needs jobs.use_shell); nothing is saved then.
         """
+        was_active = self.is_active
         self.is_active = active
-        self.full_clean()
+        self.acting_user = user
+        try:
+            self.full_clean()
+        except ValidationError:
+            self.is_active = was_active
+            raise
         self.save()
 
     def duplicate(self) -> tuple[Self, str | None]:
@@ -65,9 +71,7 @@ class JobOperatorActions:
         a "restore".
         """
         if user is not None and not self.may_restore(version, user):
-            raise PermissionDenied(
-                _("Only users allowed to use shell commands may restore this version.")
-            )
+            raise gate.ShellPermissionRequired(gate.change_message())
         # The fields the code owns stay as the code declares them.
         editable = set(changes.audited_fields(type(self))) - self.code_fields
         wanted = {
@@ -80,6 +84,7 @@ class JobOperatorActions:
             return False
         for name, value in wanted.items():
             setattr(self, name, value)
+        self.acting_user = user
         try:
             self.full_clean()
         except ValidationError:
@@ -92,7 +97,9 @@ class JobOperatorActions:
     def may_restore(self, version: changes.JobChange, user: object) -> bool:
         """Whether `user` may restore `version`: jobs.use_shell when the job, as it is or
         as that version was, runs shell commands (or a dangerous management command)."""
-        return access.may_change_job_like(user, self, version.snapshot or {})
+        if access.may_use_shell(user):
+            return True
+        return not (gate.needs_use_shell(self) or gate.needs_use_shell(version.snapshot or {}))
 
     def set_chains(self, *, on_success=None, on_failure=None) -> None:  # type: ignore[no-untyped-def]
         """Say what the chain lists should be (jobs or ids; None leaves a list as it is).

@@ -32,8 +32,10 @@ from jobs.sql.cursor import EngineCursor
 from jobs.sql.operations.alerts import AlertOperations
 from jobs.sql.operations.chains import ChainOperations
 from jobs.sql.operations.claims import ClaimOperations
+from jobs.sql.operations.core import LIVE_LOGS_PER_STATEMENT, ROWS_PER_STATEMENT
 from jobs.sql.operations.dispatch import DispatchOperations
 from jobs.sql.operations.lifecycle import LifecycleOperations
+from jobs.sql.operations.processes import ProcessOperations
 from jobs.sql.operations.queues import QueueOperations
 from jobs.sql.operations.reaping import ReapOperations
 from jobs.sql.operations.retention import RetentionOperations
@@ -181,12 +183,26 @@ def read_json(value: object) -> Any:
 SIMULATED = ExecutorKind.SIMULATED.value
 
 
+# The batch sizes, defined beside the operations that batch, named here too: the store's
+# tests size their batches by them.
+__all__ = [
+    "LIVE_LOGS_PER_STATEMENT",
+    "ROWS_PER_STATEMENT",
+    "Claimed",
+    "JobsMoved",
+    "Operations",
+    "Store",
+    "read_json",
+]
+
+
 class Operations(
     ClaimOperations,
     DispatchOperations,
     LifecycleOperations,
     QueueOperations,
     ReapOperations,
+    ProcessOperations,
     AlertOperations,
     RetentionOperations,
     ChainOperations,

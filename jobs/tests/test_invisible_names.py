@@ -7,12 +7,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.test import Client
 from django.urls import reverse
 
 from jobs import text
 from jobs.models import Job
+from jobs.tests import personas
 from jobs.tests.api_helpers import token_client
 from jobs.tests.declaring import syncjobs
 from jobs.tests.forms import admin_form, dashboard_form
@@ -38,13 +37,10 @@ SAYS = "invisible formatting characters"
 
 @pytest.fixture
 def root():  # type: ignore[no-untyped-def]
-    return get_user_model().objects.create_superuser("root", "", "pw-not-used")
+    return personas.superuser()
 
 
-def signed_in(user) -> Client:  # type: ignore[no-untyped-def]
-    client = Client()
-    client.force_login(user)
-    return client
+signed_in = personas.signed_in
 
 
 @pytest.mark.parametrize("char", INVISIBLE)

@@ -15,12 +15,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
 from jobs import alerts
 from jobs.alerts import InlineDispatcher
 from jobs.models import Job, NotificationAttempt
+from jobs.tests import personas
 from jobs.tests.api_helpers import finish_run, token_client, webhook_server
 from jobs.tests.factories import make_job
 from jobs.tests.forms import admin_form
@@ -56,7 +56,7 @@ INTERNAL_URLS = [
 
 @pytest.fixture
 def superuser():
-    return get_user_model().objects.create_superuser("root", "", "pw-not-used")
+    return personas.superuser()
 
 
 @pytest.fixture

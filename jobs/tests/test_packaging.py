@@ -77,6 +77,20 @@ def test_every_setting_the_app_reads_has_a_default():
     assert missing == []
 
 
+def test_the_app_reads_its_own_settings_only_through_the_typed_accessors_of_conf():
+    """One way to read a setting: jobs.conf's functions. Elsewhere, a JOBS_* setting (or
+    another of conf.DEFAULTS) read by name is a second way, with its own type and default.
+    Benchmarks may set settings; reading Django's own (DEBUG, TIME_ZONE...) is Django's."""
+    elsewhere = [
+        f"{path.relative_to(ROOT)}:{line}: {name}"
+        for path in _app_modules()
+        if path.relative_to(APP).as_posix() != "conf.py"
+        for line, name, _default in _settings_reads(ast.parse(path.read_text()))
+        if name in conf.DEFAULTS or name.startswith("JOBS_")
+    ]
+    assert elsewhere == []
+
+
 def test_the_scan_finds_reads_without_a_default():
     tree = ast.parse(
         "settings.JOBS_NEW\nsettings.DEBUG\ngetattr(settings, 'JOBS_X')\n"

@@ -4,7 +4,6 @@ switch and who may use it (jobs.pause_scheduler), validation that changes nothin
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 import pytest
 from django.test import Client
@@ -15,6 +14,7 @@ from rest_framework.test import APIClient
 from jobs import engine, metrics
 from jobs.access.permissions import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS
 from jobs.models import Channel, SchedulerEvent, SchedulerState, acting
+from jobs.tests import personas
 from jobs.tests.api_helpers import token_client
 from jobs.tests.factories import NOW, make_job, make_run, make_user
 
@@ -24,20 +24,17 @@ SWITCH = reverse("admin:jobs_schedulerstate_changelist")
 EVENTS = reverse("admin:jobs_schedulerevent_changelist")
 
 
-def signed_in(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+signed_in = personas.signed_in
 
 
 @pytest.fixture
 def job_admin() -> Client:
-    return signed_in(make_user("alice", JOB_ADMINS, staff=True))
+    return signed_in(personas.job_admin("alice", staff=True))
 
 
 @pytest.fixture
 def viewer() -> Client:
-    return signed_in(make_user("victor", JOB_VIEWERS, staff=True))
+    return signed_in(personas.viewer("victor", staff=True))
 
 
 def unchanged() -> bool:

@@ -7,8 +7,6 @@ members of the groups migration 0006 creates.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from django.contrib.auth.models import Group
 from django.db import connection
@@ -18,6 +16,7 @@ from django.urls import reverse
 
 from jobs.access.permissions import GROUPS, JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS
 from jobs.models import Job, JobHistory, RunStatus
+from jobs.tests import personas
 from jobs.tests.api_helpers import token_client
 from jobs.tests.factories import make_job, make_run, make_user
 from jobs.tests.forms import admin_form, dashboard_form
@@ -27,31 +26,27 @@ pytestmark = pytest.mark.django_db
 FORM = dashboard_form()
 
 
-def signed_in(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+signed_in = personas.signed_in
 
 
 @pytest.fixture
 def nobody() -> Client:
-    """Logged in, in no group: what a new account is until an administrator decides."""
-    return signed_in(make_user("nobody"))
+    return signed_in(personas.nobody())
 
 
 @pytest.fixture
 def viewer() -> Client:
-    return signed_in(make_user("viewer", JOB_VIEWERS))
+    return signed_in(personas.viewer())
 
 
 @pytest.fixture
 def operator() -> Client:
-    return signed_in(make_user("operator", JOB_OPERATORS))
+    return signed_in(personas.operator())
 
 
 @pytest.fixture
 def job_admin() -> Client:
-    return signed_in(make_user("jobadmin", JOB_ADMINS))
+    return signed_in(personas.job_admin())
 
 
 def job_state(job: Job) -> tuple:

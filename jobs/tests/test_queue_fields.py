@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.test import Client
 
 from jobs.models import Job
+from jobs.tests import personas
 from jobs.tests.api_helpers import token_client
-from jobs.tests.factories import make_job, make_user
+from jobs.tests.factories import make_job
 from jobs.tests.forms import admin_form, dashboard_form
 
 pytestmark = pytest.mark.django_db
@@ -21,13 +21,10 @@ BAD_PRIORITIES = [-101, 101, 1000]
 
 @pytest.fixture
 def superuser():  # type: ignore[no-untyped-def]
-    return make_user("root", staff=True, superuser=True)
+    return personas.superuser()
 
 
-def signed_in(user) -> Client:  # type: ignore[no-untyped-def]
-    client = Client()
-    client.force_login(user)
-    return client
+signed_in = personas.signed_in
 
 
 def test_a_new_job_is_in_the_default_queue_at_priority_zero():

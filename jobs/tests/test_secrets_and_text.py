@@ -7,11 +7,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.core import mail
-from django.test import Client
 
 from jobs import alerts, text
 from jobs.alerts import InlineDispatcher
 from jobs.models import Job, NotificationAttempt
+from jobs.tests import personas
 from jobs.tests.api_helpers import finish_run, token_client
 from jobs.tests.factories import make_job
 from jobs.tests.forms import dashboard_form
@@ -26,7 +26,7 @@ BAD = ["\x00", "\r", "\v", "\x1b", "\u202e", "\u2066"]
 
 @pytest.fixture
 def superuser():
-    return get_user_model().objects.create_superuser("root", "", "pw-not-used")
+    return personas.superuser()
 
 
 @pytest.fixture
@@ -38,10 +38,7 @@ def viewer():
     return user
 
 
-def signed_in(user) -> Client:  # type: ignore[no-untyped-def]
-    client = Client()
-    client.force_login(user)
-    return client
+signed_in = personas.signed_in
 
 
 def form(**overrides: str) -> dict[str, str]:

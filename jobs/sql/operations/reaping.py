@@ -20,6 +20,8 @@ class ReapOperations(OperationsCore):
                 row[TICKET_COLUMNS],
                 read_dt(row[TICKET_COLUMNS + 1]),
                 read_dt(row[TICKET_COLUMNS + 2]),
+                row[TICKET_COLUMNS + 3] or "",
+                row[TICKET_COLUMNS + 4],
             )
             for row in self._execute("lost_runs", [cutoff, limit]).fetchall()
         ]
