@@ -39,6 +39,7 @@ import queue
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -46,6 +47,7 @@ from django.core.mail import send_mail
 from django.db import close_old_connections, connection, transaction
 
 from jobs import conf, metrics
+from jobs.alerts import events
 from jobs.alerts.retries import try_delivery
 from jobs.alerts.webhook import REFUSED, USER_AGENT, post_webhook
 from jobs.masking import url_origin
@@ -344,7 +346,7 @@ def build_payload(run: JobHistory, notice: Notice) -> dict[str, Any]:
         facts["expected_seconds"] = notice.expected_seconds
         facts["expected_from"] = notice.expected_from
     return {
-        "event": str(kind),
+        **events.envelope(str(kind), _happened_at(run, notice)),
         "job": {"id": str(job.pk), "name": job.name, "command": job.command},
         "run": {
             "id": str(run.pk),
@@ -361,6 +363,14 @@ def build_payload(run: JobHistory, notice: Notice) -> dict[str, Any]:
         "dashboard_url": dashboard_url(job),
         **facts,
     }
+
+
+def _happened_at(run: JobHistory, notice: Notice) -> datetime:
+    """When the alert's event happened: the run ended (failed, or succeeded after
+    failures), or it passed the time it was expected to take."""
+    if notice.kind == NotificationKind.RUNNING_LONG and run.started_at is not None:
+        return run.started_at + timedelta(seconds=notice.expected_seconds or 0)
+    return run.finished_at or run.started_at or run.created_at
 
 
 # What an e-mail's subject says happened, by kind.
