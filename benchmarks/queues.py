@@ -1,4 +1,4 @@
-"""What reading the queues costs with a big backlog: jobs.queue_status.snapshot() (the dashboard's
+"""What reading the queues costs with a big backlog: jobs.queues.status.snapshot() (the dashboard's
 card, GET /api/v1/queues/, the jobs_queue_* gauges) and stuck_queue() (the health check).
 
     python benchmarks/queues.py [--vendor sqlite|postgresql] [--history 1000000]
@@ -117,8 +117,8 @@ def measure() -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from jobs import queue_status
     from jobs.models import SchedulerHeartbeat
+    from jobs.queues import status as queue_status
 
     def stuck(stall: timedelta) -> float:
         # A live scheduler that serves every queue, beating now.

@@ -1,6 +1,6 @@
 """A job scheduler for Django.
 
-``from jobs import register`` (the decorator for Python tasks, jobs/registry.py) and
+``from jobs import register`` (the decorator for Python tasks, jobs/pytasks/registry.py) and
 ``from jobs import current_run`` (what a running task asks to know whether it should
 stop) are imported lazily: this package is imported before the apps are ready, so it
 imports nothing itself.
@@ -13,7 +13,7 @@ from typing import Any
 
 # Name -> the module that defines it.
 _LAZY = {
-    "register": "jobs.registry",
+    "register": "jobs.pytasks.registry",
     "current_run": "jobs.executors.running",
 }
 

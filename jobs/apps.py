@@ -10,12 +10,18 @@ class JobsConfig(AppConfig):
     def ready(self) -> None:
         # The engine emits events; what acts on them subscribes here, so the engine
         # never imports alerting code.
-        from jobs import (
-            alerts,
-            queue_checks,  # noqa: F401 - registers the checks of the queue settings
-        )
+        from jobs import alerts
         from jobs.alerts import checks as alert_checks  # noqa: F401 - registers its checks
         from jobs.engine import events
         from jobs.metrics import checks  # noqa: F401 - registers the deploy checks
+        from jobs.queues import checks as queue_checks  # noqa: F401 - registers the checks of the queue settings
 
         events.on_runs_finished(alerts.runs_finished)
+        # The Huey tasks, registered with the project's HUEY so that `run_huey` runs them,
+        # only where Huey is installed: a project without it never imports huey or redis.
+        # (Huey's own discovery imports each app's `tasks` module; ours is jobs.huey.tasks
+        # so that task discovery, jobs.pytasks, does not import it in every project.)
+        from django.apps import apps
+
+        if apps.is_installed("huey.contrib.djhuey"):
+            from jobs.huey import tasks  # noqa: F401 - registers the Huey tasks

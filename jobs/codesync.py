@@ -1,7 +1,7 @@
 """Bring the database to the schedules declared in code: `manage.py syncjobs`, and
-`runscheduler` at start while JOBS_SYNC_ON_START is on (README "Schedules in code").
+`runscheduler` at start while JOBS_SYNC_ON_START is on (docs/scheduling.md "Schedules in code").
 
-Each declaration (jobs/declarations.py) is one job, found by its key (Job.code_key,
+Each declaration (jobs/pytasks/declarations.py) is one job, found by its key (Job.code_key,
 unique while set). A sync, in one transaction:
 
 1. checks every declaration: what the decorator was given (one schedule, known options,
@@ -43,11 +43,12 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone as django_timezone
 from django.utils.translation import gettext as _
 
-from jobs import declarations, registry, schedules
-from jobs.declarations import Declaration
 from jobs.models import Channel, ExecutorKind, Job, ScheduleType, acting
 from jobs.models import code as code_fields
 from jobs.models.changes import audited_fields, json_value
+from jobs.pytasks import declarations, registry
+from jobs.pytasks.declarations import Declaration
+from jobs.schedules import arithmetic as schedules
 
 logger = logging.getLogger("jobs.codesync")
 

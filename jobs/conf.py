@@ -3,8 +3,8 @@
 Every setting the app reads that Django does not define has its default in DEFAULTS, so
 a project that sets none of them works; `setting(name)` is the one way to read them
 (jobs/tests/test_packaging.py checks that no module reads one directly). The standalone
-site (scheduler_site/settings.py) reads each from the environment; the README's
-"Configuration" table lists them.
+site (scheduler_site/settings.py) reads each from the environment; the table of
+docs/configuration.md lists them.
 """
 
 from __future__ import annotations
@@ -188,6 +188,25 @@ class SimulationSettings:
     max_seconds: float
     failure_rate: float
     seed: int | None
+
+    def for_job(
+        self,
+        failure_rate: float | None,
+        min_seconds: float | None,
+        max_seconds: float | None,
+    ) -> SimulationSettings:
+        """What a simulated job's runs really do: its own values where it has them, these
+        defaults elsewhere. Job.clean() orders a job's range against the defaults of the
+        day; if they changed since, the shortest wins rather than the run failing (the
+        executor and the job's page both follow this)."""
+        shortest = self.min_seconds if min_seconds is None else min_seconds
+        longest = self.max_seconds if max_seconds is None else max_seconds
+        return SimulationSettings(
+            min_seconds=shortest,
+            max_seconds=max(longest, shortest),
+            failure_rate=self.failure_rate if failure_rate is None else failure_rate,
+            seed=self.seed,
+        )
 
 
 def simulation() -> SimulationSettings:

@@ -1,6 +1,6 @@
 """Settings for the scheduler site, read from the environment.
 
-Every variable is listed in README.md ("Configuration"). A bad value raises
+Every variable is listed in docs/configuration.md. A bad value raises
 ImproperlyConfigured at start-up instead of being ignored. Variables not set in the
 environment are read from the checkout's `.env` (ENV_FILE), which scripts/start writes.
 """
@@ -17,9 +17,8 @@ from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.core.validators import validate_email
 
 from jobs.api.schema import SCHEMA_SETTINGS as API_SCHEMA_SETTINGS
-from jobs.huey_serializer import JSONSerializer
-from jobs.signing import BadSecret
-from jobs.signing import parse_secret as parse_webhook_secret
+from jobs.outbound.signing import BadSecret
+from jobs.outbound.signing import parse_secret as parse_webhook_secret
 from scheduler_site import dotenv
 from scheduler_site.env import (
     env_bool,
@@ -105,8 +104,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "crispy_forms",
     "crispy_bootstrap5",
-    "huey.contrib.djhuey",
-    "axes",  # failed logins and lockouts (README: "Logins and throttling")
+    "axes",  # failed logins and lockouts (docs/permissions.md: "Logins and throttling")
     "jobs",
 ]
 
@@ -216,10 +214,12 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
 
 
-# --- Failed logins (README: "Logins and throttling") ------------------------------------
-# django-axes counts failed logins (the login page, the admin's, bad API tokens) per user
-# name and per client address; LOGIN_FAILURE_LIMIT failures within LOGIN_LOCKOUT_MINUTES
-# refuse that user name, or that address, for LOGIN_LOCKOUT_MINUTES after the last one.
+# --- Failed logins (docs/permissions.md: "Logins and throttling") ----------------------
+# django-axes counts failed logins (the login page, the admin's, bad API tokens) per
+# (user name, client address) pair and per client address; LOGIN_FAILURE_LIMIT failures
+# within LOGIN_LOCKOUT_MINUTES refuse that pair, or that address, for LOGIN_LOCKOUT_MINUTES
+# after the last one. Never a user name alone, from everywhere: anyone could keep its
+# owner out.
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1, maximum=1000)
 LOGIN_LOCKOUT_MINUTES = env_float("LOGIN_LOCKOUT_MINUTES", 15.0, minimum=1.0, maximum=10080.0)
 AUTHENTICATION_BACKENDS = [
@@ -229,8 +229,8 @@ AUTHENTICATION_BACKENDS = [
 ]
 AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
-# By user name OR by address ([["username"], ["ip_address"]]; only the address when a
-# failure names no user, as a bad API token does).
+# By (user name AND address) OR by address ([["username", "ip_address"], ["ip_address"]];
+# only the address when a failure names no user, as a bad API token does).
 AXES_LOCKOUT_PARAMETERS = "jobs.web.logins.lockout_parameters"
 # The address: REMOTE_ADDR, or with TRUSTED_PROXY the one the proxy put in X-Forwarded-For.
 AXES_CLIENT_IP_CALLABLE = "jobs.web.addresses.client_address"
@@ -257,7 +257,7 @@ PASSWORD_RESET_LIMIT = env_int("PASSWORD_RESET_LIMIT", 5, minimum=1, maximum=100
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("ja", "日本語")]
 # The catalogue is the app's (it ships in the package); listed here too so that it comes
-# before Django REST framework's whatever the order of INSTALLED_APPS (jobs/django_wording.py),
+# before Django REST framework's whatever the order of INSTALLED_APPS (jobs/web/django_wording.py),
 # and so that `makemessages -l ja` run from here writes it (the site's templates included).
 LOCALE_PATHS = [BASE_DIR / "jobs" / "locale"]
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
@@ -305,7 +305,7 @@ JOBS_SHUTDOWN_GRACE_SECONDS = env_float("JOBS_SHUTDOWN_GRACE_SECONDS", 30.0, min
 JOBS_CLAIM_BATCH = env_int("JOBS_CLAIM_BATCH", 500, minimum=1, maximum=5000)
 JOBS_EXECUTOR = env_str("JOBS_EXECUTOR", "jobs.executors.SimulatedExecutor")
 # A queue whose oldest ready run has waited longer than this is stalled: the dashboard
-# marks it and the health check reports it (jobs/queues.py); 0: never.
+# marks it and the health check reports it (jobs/queues/settings.py); 0: never.
 JOBS_QUEUE_STALL_SECONDS = env_float(
     "JOBS_QUEUE_STALL_SECONDS", 600.0, minimum=0.0, maximum=7 * 86400.0
 )
@@ -333,13 +333,13 @@ JOBS_SIM_FAILURE_RATE = env_float("JOBS_SIM_FAILURE_RATE", 0.2, minimum=0.0, max
 JOBS_SIM_SEED = env_int("JOBS_SIM_SEED", None)
 
 
-# --- Jobs that do real work (README: "Jobs that do real work") -------------------------
+# --- Jobs that do real work (docs/executors.md) ----------------------------------------
 # Python tasks: besides each installed app's `tasks` module, these modules are imported
 # to find the functions registered with @jobs.register.
 JOBS_TASK_MODULES = env_list("JOBS_TASK_MODULES", ["jobs.example_tasks"])
 # runscheduler syncs the schedules declared in code (@register(cron=...)) as it starts,
 # as `manage.py syncjobs` does; off for a rolling deploy that runs syncjobs as a release
-# step (README "Schedules in code").
+# step (docs/scheduling.md "Schedules in code").
 JOBS_SYNC_ON_START = env_bool("JOBS_SYNC_ON_START", True)
 # The management commands a `command` job may run. Commands that execute code or lose
 # data (shell, dbshell, flush, createsuperuser, ...) run only if listed here, and then
@@ -358,7 +358,7 @@ JOBS_SHELL_DEFAULT_TIMEOUT = env_int(
 )
 # Stopping a shell or command run: SIGTERM to its process group, SIGKILL this long after.
 JOBS_KILL_GRACE_SECONDS = env_float("JOBS_KILL_GRACE_SECONDS", 5.0, minimum=0.0, maximum=600.0)
-# HTTP jobs: hosts (names or addresses) allowed although internal (jobs/outbound.py).
+# HTTP jobs: hosts (names or addresses) allowed although internal (jobs/outbound/rules.py).
 JOBS_HTTP_ALLOWED_HOSTS = env_list("JOBS_HTTP_ALLOWED_HOSTS", [])
 # The total time an HTTP job's request may take when the job sets no timeout of its own.
 JOBS_HTTP_TIMEOUT_SECONDS = env_float(
@@ -371,14 +371,16 @@ JOBS_LIVE_LOG_SECONDS = env_float("JOBS_LIVE_LOG_SECONDS", 1.0, minimum=0.1, max
 
 # --- Huey over Redis (optional) --------------------------------------------------------
 # With REDIS_URL set, runscheduler hands runs to Huey and `manage.py run_huey` workers on
-# any number of machines execute them. Without it, runscheduler runs them in its threads.
+# any number of machines execute them. Without it, runscheduler runs them in its threads,
+# and Huey is not installed at all: no process imports huey or redis-py (a third of the
+# start-up of `runscheduler --once`).
 REDIS_URL = env_str("REDIS_URL", "")
 HUEY_QUEUE = env_str("HUEY_QUEUE", "jobs")
 # The job queues whose runs go to a Huey queue of their own, named HUEY_QUEUE-<queue>
-# (README: "Queues"); runs of any other queue go to HUEY_QUEUE. The same on every process.
+# (docs/scaling.md: "Queues"); runs of any other queue go to HUEY_QUEUE. The same on every process.
 JOBS_HUEY_QUEUES = env_list("JOBS_HUEY_QUEUES", [])
 # Which of those a `run_huey` process consumes (empty: HUEY_QUEUE, the runs of every queue
-# not listed). Names are checked by the system checks (jobs/queue_checks.py).
+# not listed). Names are checked by the system checks (jobs/queues/checks.py).
 JOBS_HUEY_CONSUME_QUEUE = env_str("JOBS_HUEY_CONSUME_QUEUE", "").strip()
 _huey_name = f"{HUEY_QUEUE}-{JOBS_HUEY_CONSUME_QUEUE}" if JOBS_HUEY_CONSUME_QUEUE else HUEY_QUEUE
 if REDIS_URL:
@@ -389,6 +391,9 @@ if REDIS_URL:
         raise ImproperlyConfigured(
             f"REDIS_URL must be a redis://, rediss:// or unix:// URL, got {redact_url(REDIS_URL)!r}"
         )
+    from jobs.huey.serializer import JSONSerializer
+
+    INSTALLED_APPS = [*INSTALLED_APPS, "huey.contrib.djhuey"]
     HUEY = {
         "huey_class": "huey.RedisHuey",
         "name": _huey_name,
@@ -405,27 +410,20 @@ if REDIS_URL:
             "periodic": True,
         },
     }
-else:
-    HUEY = {
-        "huey_class": "huey.MemoryHuey",
-        "name": HUEY_QUEUE,
-        "immediate": True,
-        "serializer": JSONSerializer(),
-    }
 # A run handed to Huey but still pending after this long is handed out again: its
 # message was lost (a Redis restart, an eviction). A duplicate message starts it once.
 JOBS_REDISPATCH_SECONDS = env_float("JOBS_REDISPATCH_SECONDS", 60.0, minimum=1.0)
 # For deployments that run only Huey consumers: a scheduler pass every minute.
 JOBS_HUEY_PERIODIC_PASS = env_bool("JOBS_HUEY_PERIODIC_PASS", False)
 
-# --- queues (README: "Queues") -------------------------------------------------------------
+# --- queues (docs/scaling.md: "Queues") ------------------------------------------------
 # The most runs of a queue running at once across every process, as "reports=2,default=20";
 # queues not named have no limit. The same on every process. Read by jobs.conf and checked
 # by a system check (a bad value stops runscheduler with a message naming it).
 JOBS_QUEUE_LIMITS = env_str("JOBS_QUEUE_LIMITS", "")
 
 
-# --- JSON API, metrics and alerts (README: "API", "Metrics", "Alerts") ------------------
+# --- JSON API, metrics and alerts (docs/api.md, metrics.md, alerts.md) ------------------
 INSTALLED_APPS += [
     "rest_framework",
     "rest_framework.authtoken",  # tokens for scripts; registers its own admin page
@@ -435,7 +433,7 @@ INSTALLED_APPS += [
 
 # The API sets its own DRF classes (jobs/api/policy.py): no REST_FRAMEWORK setting is
 # needed. Its throttles: far above what a script needs; a 429 carries Retry-After. The
-# counts live in the default cache: per process (README: "Logins and throttling"). The
+# counts live in the default cache: per process (docs/permissions.md: "Logins and throttling"). The
 # address counted is REMOTE_ADDR, or with TRUSTED_PROXY the last one in X-Forwarded-For.
 JOBS_API_THROTTLE_ANON = env_rate("API_THROTTLE_ANON", "60/minute")
 JOBS_API_THROTTLE_USER = env_rate("API_THROTTLE_USER", "1200/minute")
@@ -468,7 +466,7 @@ JOBS_ALERT_TIMEOUT_SECONDS = env_float(
     "JOBS_ALERT_TIMEOUT_SECONDS", 10.0, minimum=0.1, maximum=300.0
 )
 JOBS_ALERT_THREADS = env_int("JOBS_ALERT_THREADS", 2, minimum=1, maximum=32)
-# Webhook hosts (names or addresses) allowed although internal (jobs/outbound.py).
+# Webhook hosts (names or addresses) allowed although internal (jobs/outbound/rules.py).
 JOBS_WEBHOOK_ALLOWED_HOSTS = env_list("JOBS_WEBHOOK_ALLOWED_HOSTS", [])
 # Signs every webhook (Standard Webhooks: "whsec_" + base64 of 24 to 64 random bytes); a
 # job's own webhook_secret takes its place. Empty: webhooks go unsigned.
@@ -489,7 +487,7 @@ if JOBS_BASE_URL and not JOBS_BASE_URL.startswith(("http://", "https://")):
     )
 
 # Where "the scheduler is down" and its recovery are told (jobs/alerts/health.py): a
-# webhook URL, under the address rules of job webhooks (jobs/outbound.py: checked at
+# webhook URL, under the address rules of job webhooks (jobs/outbound/rules.py: checked at
 # start-up by the system check jobs.E011 and again when sending), and e-mail addresses.
 JOBS_ADMIN_ALERT_URL = env_str("JOBS_ADMIN_ALERT_URL", "").strip()
 if JOBS_ADMIN_ALERT_URL:

@@ -29,3 +29,16 @@ AUTHENTICATION_BACKENDS = [
 
 # The tasks the tests run (jobs/tests/sample_tasks.py), beside the examples.
 JOBS_TASK_MODULES = [*JOBS_TASK_MODULES, "jobs.tests.sample_tasks"]  # noqa: F405
+
+# The Huey glue is exercised without Redis too: Huey in memory, tasks run at once. (The
+# site itself installs Huey only with REDIS_URL.)
+if not REDIS_URL:  # noqa: F405
+    from jobs.huey.serializer import JSONSerializer
+
+    INSTALLED_APPS = [*INSTALLED_APPS, "huey.contrib.djhuey"]  # noqa: F405
+    HUEY = {
+        "huey_class": "huey.MemoryHuey",
+        "name": HUEY_QUEUE,  # noqa: F405
+        "immediate": True,
+        "serializer": JSONSerializer(),
+    }

@@ -27,7 +27,6 @@ urlpatterns = [
     path("i18n/setlang/", login_not_required(set_language), name="set_language"),
     path("favicon.ico", login_not_required(FaviconView.as_view()), name="favicon"),
     # The screens, the JSON API (api/), its schema and docs, and /metrics: mounted at the
-    # root here; another project mounts them under a prefix of its own (README: "Use it in
-    # your own project").
+    # root here; another project mounts them under a prefix of its own (docs/host-project.md).
     path("", include("jobs.urls")),
 ]

@@ -133,6 +133,14 @@ def before() -> None:
         bool(links) and not outside,
         f"the dashboard's links are under /scheduler/ (else: {outside})",
     )
+    own = browser.get("/")
+    check(
+        own.status_code == 200
+        and b"own dashboard" in own.content
+        and 'href="/"' not in html
+        and 'href="/scheduler/"' in html,
+        "the project's own URL named dashboard and the app's jobs:dashboard do not clash",
+    )
     detail = browser.get(f"/scheduler/jobs/{job['id']}/")
     check(
         detail.status_code == 200 and TASK in detail.content.decode(),

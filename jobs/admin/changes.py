@@ -1,6 +1,6 @@
 """The audit trail in the admin: every recorded change to a job, read-only, for whoever may
 see jobs; a deleted job's records stay here. Secret values are masked for users who may
-not see them (jobs.masking)."""
+not see them (jobs.access.masking)."""
 
 from __future__ import annotations
 
@@ -17,13 +17,13 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from jobs.access.masking import may_see_change_secrets
 from jobs.admin.common import (
     AdminScreensMixin,
     LeanListMixin,
     RecordedByCodeMixin,
     time_column,
 )
-from jobs.masking import may_see_secrets
 from jobs.models import Job, JobChange
 from jobs.web.changes import field_changes
 
@@ -86,7 +86,7 @@ class JobChangeAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, admi
         change = super().get_object(request, object_id, from_field)
         if change is not None:
             # For changes_display: the viewer decides what is masked.
-            change.see_secrets = may_see_secrets(request.user)
+            change.see_secrets = may_see_change_secrets(request.user, change)
         return change
 
     created = time_column("created_at", _("when"))

@@ -26,7 +26,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from jobs import times
-from jobs.access import VIEW_JOB
+from jobs.access.permissions import VIEW_JOB
 from jobs.models import RUN_COUNT_CAP, Job, JobHistory, JobHistoryQuerySet, capped_count
 from jobs.web.screens import admin_screen
 

@@ -19,8 +19,17 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext, ngettext_lazy
 
-from jobs import access, engine
-from jobs.access import RUN_JOB
+from jobs import engine
+from jobs.access import permissions as access
+from jobs.access.masking import (
+    EDITOR_JOB_FIELDS,
+    SECRET_JOB_FIELDS,
+    WRITE_ONLY_JOB_FIELDS,
+    masked,
+    may_see_secrets,
+    restore_field,
+)
+from jobs.access.permissions import RUN_JOB
 from jobs.admin.changes import changes_of_job_url
 from jobs.admin.common import (
     AdminScreensMixin,
@@ -32,7 +41,6 @@ from jobs.admin.common import (
     time_column,
 )
 from jobs.admin.runs import RunJobFilter
-from jobs.masking import SECRET_JOB_FIELDS, WRITE_ONLY_JOB_FIELDS, masked, may_see_secrets
 from jobs.models import JOB_SEARCH_FIELDS, Job, JobHistory, JobState
 from jobs.models import code as code_rules
 from jobs.models.chains import CHAIN_FIELDS
@@ -45,7 +53,7 @@ from jobs.web.widgets import TimeZoneSelect, mark_schedule_switch
 LATEST_RUNS_SHOWN = 20
 
 
-# Secret fields (jobs.masking) -> the read-only field showing them masked; write-only
+# Secret fields (jobs.access.masking) -> the read-only field showing them masked; write-only
 # ones show only whether they are set, to everyone.
 MASKED_FIELDS = {name: f"masked_{name}" for name in (*SECRET_JOB_FIELDS, *WRITE_ONLY_JOB_FIELDS)}
 # Form fields with no value to show on a read-only page.
@@ -229,6 +237,24 @@ class JobAdminForm(ChainFieldsMixin, JobAlertsForm):
         fields = CHAIN_FIELDS
         formfield_callback = job_form_field
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # URL credentials are shown to nobody: masked here, put back from the stored
+        # values when sent back as shown (jobs.access.masking.restore_field).
+        self.stored = {name: getattr(self.instance, name) for name in EDITOR_JOB_FIELDS}
+        if not self.instance._state.adding:
+            for name, show in EDITOR_JOB_FIELDS.items():
+                if name in self.fields and name != "webhook_url" and self.stored[name]:
+                    self.initial[name] = show(self.stored[name])
+
+    def clean_command(self) -> str:
+        return restore_field("command", self.cleaned_data.get("command"), self.stored["command"])
+
+    def clean_arguments(self) -> Any:
+        return restore_field(
+            "arguments", self.cleaned_data.get("arguments"), self.stored["arguments"]
+        )
+
 
 @admin.register(Job)
 class JobAdmin(AdminScreensMixin, LeanListMixin, admin.ModelAdmin):
@@ -326,7 +352,7 @@ class JobAdmin(AdminScreensMixin, LeanListMixin, admin.ModelAdmin):
                 ),
             },
         ),
-        # Failure alerts (jobs/alerts; README "Alerts").
+        # Failure alerts (jobs/alerts; docs/alerts.md).
         (
             _("Alerts"),
             {
@@ -400,9 +426,10 @@ class JobAdmin(AdminScreensMixin, LeanListMixin, admin.ModelAdmin):
                 else (title, options)
                 for title, options in fieldsets
             )
-        if may_see_secrets(request.user):
+        if may_see_secrets(request.user, obj):
             return fieldsets
-        # The read-only page of a user who may not change jobs: masked (jobs.masking).
+        # The read-only page of a user who may not change jobs (or may not read this
+        # job's secrets): masked (jobs.access.masking).
         return tuple(
             (title, {**options, "fields": _masked_fields(options["fields"])})
             for title, options in fieldsets
@@ -413,7 +440,7 @@ class JobAdmin(AdminScreensMixin, LeanListMixin, admin.ModelAdmin):
         if obj is not None:
             # The fields the job's code owns (jobs.models.code), as everywhere else.
             readonly += tuple(sorted(obj.code_fields))
-        if obj is not None and not may_see_secrets(request.user):
+        if obj is not None and not may_see_secrets(request.user, obj):
             readonly += tuple(MASKED_FIELDS.values())
         return readonly
 
@@ -431,6 +458,10 @@ class JobAdmin(AdminScreensMixin, LeanListMixin, admin.ModelAdmin):
     @admin.display(description=_("schedule"))
     def schedule(self, job: Job) -> str:
         return job.schedule_text
+
+    @admin.display(description=_("command"))
+    def masked_command(self, job: Job) -> str:
+        return masked("command", job.command)
 
     @admin.display(description=_("webhook URL"))
     def masked_webhook_url(self, job: Job) -> str:

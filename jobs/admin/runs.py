@@ -17,8 +17,15 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext, ngettext_lazy
 from django.utils.translation import gettext_lazy as _
 
-from jobs import engine, queues
-from jobs.access import RUN_JOB, VIEW_JOB
+from jobs import engine
+from jobs.access.masking import (
+    ATTEMPT_DETAIL_FIELDS,
+    masked_target,
+    may_see_secrets,
+    shown_arguments,
+    shown_log,
+)
+from jobs.access.permissions import RUN_JOB, VIEW_JOB
 from jobs.admin.common import (
     AdminScreensMixin,
     BoundedDateChangeList,
@@ -30,15 +37,9 @@ from jobs.admin.common import (
     run_status_badge,
     time_column,
 )
-from jobs.masking import (
-    ATTEMPT_DETAIL_FIELDS,
-    masked_target,
-    may_see_secrets,
-    shown_arguments,
-    shown_log,
-)
 from jobs.models import Job, JobHistory, NotificationAttempt
 from jobs.models.changes import current_actor
+from jobs.queues import settings as queues
 
 # Retrying is a few queries per run; a select-all over the history must not run for minutes.
 MAX_RUNS_PER_RETRY = 1000
@@ -111,7 +112,7 @@ class NotificationAttemptInline(admin.TabularInline):
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Sequence[str]:
         if may_see_secrets(request.user):
             return self.fields
-        # Masked target, only the status (jobs.masking.ATTEMPT_DETAIL_FIELDS).
+        # Masked target, only the status (jobs.access.masking.ATTEMPT_DETAIL_FIELDS).
         return tuple(
             {"target": "shown_target"}.get(name, name)
             for name in self.fields
@@ -265,8 +266,8 @@ class JobHistoryAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, adm
         if run.arguments is None:
             return None
         # The viewer is the admin's user (jobs.web.screens.admin_screen): secrets masked
-        # for users who may not change jobs (jobs.masking).
-        shown = shown_arguments(current_actor().user, run.arguments)
+        # for users who may not change jobs (jobs.access.masking).
+        shown = shown_arguments(current_actor().user, run.arguments, run.job)
         return json.dumps(shown, ensure_ascii=False)
 
     @admin.display(description=_("started by"))
@@ -300,7 +301,7 @@ class JobHistoryAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, adm
     def log_display(self, run: JobHistory) -> SafeString | None:
         if not run.log:
             return None
-        log = shown_log(current_actor().user, run.log, run.arguments)
+        log = shown_log(current_actor().user, run.log, run.arguments, run.job)
         # <pre> keeps the executor's line breaks and alignment; format_html escapes it.
         return format_html('<pre class="jobs-run-log">{}</pre>', log)
 

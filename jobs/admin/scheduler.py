@@ -19,7 +19,8 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from jobs import engine
-from jobs.access import PAUSE_SCHEDULER, VIEW_JOB
+from jobs.access.masking import may_see_secrets
+from jobs.access.permissions import PAUSE_SCHEDULER, VIEW_JOB
 from jobs.admin.common import (
     AdminScreensMixin,
     LeanListMixin,
@@ -27,7 +28,6 @@ from jobs.admin.common import (
     time_column,
 )
 from jobs.alerts import health
-from jobs.masking import may_see_secrets
 from jobs.models import SchedulerEvent, SchedulerState
 from jobs.web.pause import EVENTS_SHOWN, PauseForm
 

@@ -29,7 +29,7 @@ How an alert travels:
 3. A thread delivers each notice on each of the job's channels, trying up to
    JOBS_ALERT_ATTEMPTS times with exponential backoff (JOBS_ALERT_BACKOFF_SECONDS, then
    double, ...), and records every attempt as a NotificationAttempt on the run. Every
-   try of one webhook delivery carries the same webhook-id (jobs/signing.py).
+   try of one webhook delivery carries the same webhook-id (jobs/outbound/signing.py).
 """
 
 from __future__ import annotations
@@ -47,10 +47,10 @@ from django.core.mail import send_mail
 from django.db import close_old_connections, connection, transaction
 
 from jobs import conf, metrics
+from jobs.access.masking import mask_log, mask_urls, url_origin
 from jobs.alerts import events
 from jobs.alerts.retries import try_delivery
 from jobs.alerts.webhook import REFUSED, USER_AGENT, post_webhook
-from jobs.masking import url_origin
 from jobs.models import (
     Job,
     JobHistory,
@@ -347,7 +347,9 @@ def build_payload(run: JobHistory, notice: Notice) -> dict[str, Any]:
         facts["expected_from"] = notice.expected_from
     return {
         **events.envelope(str(kind), _happened_at(run, notice)),
-        "job": {"id": str(job.pk), "name": job.name, "command": job.command},
+        # Alerts go to addresses and services outside the site's permissions: secrets
+        # masked as for users who may not change the job (jobs.access.masking).
+        "job": {"id": str(job.pk), "name": job.name, "command": mask_urls(job.command)},
         "run": {
             "id": str(run.pk),
             "attempt": run.attempt,
@@ -359,7 +361,7 @@ def build_payload(run: JobHistory, notice: Notice) -> dict[str, Any]:
         "scheduled_for": run.scheduled_for,
         "started_at": run.started_at,
         "finished_at": run.finished_at,
-        "log_tail": run.log[-LOG_TAIL_CHARS:],
+        "log_tail": mask_log(run.log, run.arguments, job.command)[-LOG_TAIL_CHARS:],
         "dashboard_url": dashboard_url(job),
         **facts,
     }

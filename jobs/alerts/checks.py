@@ -7,12 +7,13 @@ from urllib.parse import urlsplit
 
 from django.core.checks import Error, register
 
-from jobs import conf, outbound
+from jobs import conf
+from jobs.outbound import rules as outbound
 
 
 @register(conf.SETTINGS_CHECKS)
 def admin_alert_url_allowed(app_configs: Any = None, **kwargs: Any) -> list[Error]:
-    """JOBS_ADMIN_ALERT_URL under the address rules of job webhooks (jobs/outbound.py),
+    """JOBS_ADMIN_ALERT_URL under the address rules of job webhooks (jobs/outbound/rules.py),
     as a job's webhook URL is when it is saved; sending checks it again."""
     url = conf.setting("JOBS_ADMIN_ALERT_URL")
     if not url:
@@ -31,7 +32,7 @@ def admin_alert_url_allowed(app_configs: Any = None, **kwargs: Any) -> list[Erro
             f"JOBS_ADMIN_ALERT_URL may not be sent to: {reason}.",
             hint=(
                 "Alerts may only go to public addresses; list an internal receiver in "
-                'JOBS_WEBHOOK_ALLOWED_HOSTS (README, "Alerts").'
+                "JOBS_WEBHOOK_ALLOWED_HOSTS (docs/alerts.md)."
             ),
             id="jobs.E011",
         )

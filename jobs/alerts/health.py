@@ -12,7 +12,7 @@ The scheduler is *down* when
 - a queue's runs have been ready for that long and no live scheduler serves that queue
   (every process was started with `--queues` naming others), or
 - a queue's oldest ready run has waited longer than JOBS_QUEUE_STALL_SECONDS (too few
-  workers for it, or its JOBS_QUEUE_LIMITS slots held by long runs). jobs/queue_status.py reads
+  workers for it, or its JOBS_QUEUE_LIMITS slots held by long runs). jobs/queues/status.py reads
   both: the look-up finds nothing in one step of an index while no run waits that long.
 
 A paused scheduler is not down: its work is unclaimed on purpose and its processes may
@@ -27,7 +27,7 @@ whose update changed the row sends the alert, or the recovery notice. Each is a
 SchedulerEvent too, with where its alerts went.
 
 Alerts go through the job alerts' own delivery: post_webhook (the address rules of
-jobs/outbound.py, the total deadline, whatever it adds to every webhook) and Django's
+jobs/outbound/rules.py, the total deadline, whatever it adds to every webhook) and Django's
 mail, each tried JOBS_ALERT_ATTEMPTS times with JOBS_ALERT_BACKOFF_SECONDS doubling. A
 scheduler sends them from a background thread, never from its loop; checkhealth sends
 them before it exits.
@@ -50,11 +50,11 @@ from django.db.models import Max
 from django.urls import reverse
 from django.utils import timezone
 
-from jobs import conf, metrics, queue_status
+from jobs import conf, metrics
+from jobs.access.masking import url_origin
 from jobs.alerts import events
 from jobs.alerts.retries import try_delivery
 from jobs.alerts.webhook import new_webhook_id, post_webhook
-from jobs.masking import url_origin
 from jobs.models import (
     Channel,
     Job,
@@ -67,6 +67,7 @@ from jobs.models import (
     acting,
 )
 from jobs.models.scheduler import EVENT_TEXT_MAX_LENGTH, THE_ROW
+from jobs.queues import status as queue_status
 from jobs.sql import store
 from jobs.text import clean_remote, one_line
 
@@ -274,7 +275,7 @@ def process_name() -> str:
 
 
 def _dashboard_url() -> str:
-    return f"{conf.setting('JOBS_BASE_URL')}{reverse('scheduler')}"
+    return f"{conf.setting('JOBS_BASE_URL')}{reverse('jobs:scheduler')}"
 
 
 # --- sending ---------------------------------------------------------------------------

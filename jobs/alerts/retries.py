@@ -58,7 +58,7 @@ def try_delivery(
             "%s by %s, attempt %d/%d failed: %r", what, channel, attempt, attempts, error
         )
         if error.startswith(REFUSED):
-            break  # the address rules (jobs/outbound.py) will not change their mind
+            break  # the address rules (jobs/outbound/rules.py) will not change their mind
         if attempt < attempts and wait(backoff * 2 ** (attempt - 1)):
             break  # shutting down
     metrics.count_alert(channel, "failed")

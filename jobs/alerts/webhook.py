@@ -1,6 +1,6 @@
 """Sending one webhook: to a vetted address, within one deadline, nothing else.
 
-- The host is resolved once and every address is checked (jobs/outbound.py); the
+- The host is resolved once and every address is checked (jobs/outbound/rules.py); the
   connection goes to the checked address itself, never to a second lookup, so a name
   that changes its answer (DNS rebinding) cannot send the request elsewhere. The Host
   header, and for https the SNI name and the certificate check, are the URL's host.
@@ -9,10 +9,10 @@
   trickles its answer a byte at a time is cut off too.
 - No redirects are followed and no response body is read; HTTP_PROXY / HTTPS_PROXY in
   the environment are not used (http.client never reads them).
-- Every request carries the Standard Webhooks headers (jobs/signing.py): webhook-id,
+- Every request carries the Standard Webhooks headers (jobs/outbound/signing.py): webhook-id,
   webhook-timestamp and, with a secret (the job's own, else JOBS_WEBHOOK_SECRET),
   webhook-signature. Without any secret the request goes unsigned: the receiver still
-  gets the id and the time, and the README says how to turn signing on.
+  gets the id and the time, and docs/alerts.md says how to turn signing on.
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ from urllib.parse import unquote, urlsplit
 
 from django.core.serializers.json import DjangoJSONEncoder
 
-from jobs import conf, outbound, signing
-from jobs.outbound_http import Deadline, PinnedHTTPConnection, PinnedHTTPSConnection, within
+from jobs import conf
+from jobs.outbound import rules as outbound
+from jobs.outbound import signing
+from jobs.outbound.http import Deadline, PinnedHTTPConnection, PinnedHTTPSConnection, within
 from jobs.runs import new_key
 from jobs.text import clean_remote
 
@@ -107,6 +109,10 @@ def post_webhook(
                 )
             connection.request("POST", path, body=body, headers=headers)
             response = connection.getresponse()  # the status line and headers, no body
+            if deadline.expired:
+                # The deadline shut the socket in the middle of the headers, and
+                # http.client takes the end of the stream for their end: not delivered.
+                raise TimeoutError("deadline passed")
             code, reason = response.status, response.reason
         except outbound.Refused as exc:
             return False, None, REFUSED + clean_remote(str(exc))

@@ -1,4 +1,5 @@
-"""API tokens under the failed-login rules of the login page (README: "Logins and throttling").
+"""API tokens under the failed-login rules of the login page (docs/permissions.md: "Logins
+and throttling").
 
 The rules are django-axes': they apply when the project has "axes" in INSTALLED_APPS (the
 standalone site has); without it a token is checked as DRF's TokenAuthentication does.
@@ -38,8 +39,9 @@ class LockoutTokenAuthentication(TokenAuthentication):
       count it against); once the address has failed LOGIN_FAILURE_LIMIT times, every
       token from it is refused, the right one too, as the login page refuses the right
       password.
-    - A good token of a user name that is locked out (by failed passwords on the login
-      pages) is refused too: a lockout is not dodged by switching to the API.
+    - A good token is never refused because of wrong passwords: a token cannot be
+      guessed, and anyone may send wrong passwords for a user name; refusing its tokens
+      would let them stop that user's scripts.
     """
 
     def authenticate(self, request: Request) -> tuple[Any, Any] | None:
@@ -62,7 +64,9 @@ class LockoutTokenAuthentication(TokenAuthentication):
             raise
         if found is None:  # no token sent: another authentication may apply
             return None
-        user, _token = found
-        if not AxesProxyHandler.is_allowed(http_request, get_credentials(user.get_username())):
+        from jobs.web.logins import bad_tokens_locked_out
+
+        AxesProxyHandler.update_request(http_request)
+        if bad_tokens_locked_out(http_request):
             raise LockedOut()
         return found

@@ -24,7 +24,7 @@ from jobs.api.schema import SCHEMA_SETTINGS
 def api_mount_point() -> str:
     """Where the project mounted the API: "/api" in the standalone site, say
     "/scheduler/api" in a project that includes jobs.urls under "scheduler/"."""
-    return reverse("api-root").removesuffix("/").removesuffix("/v1")
+    return reverse("jobs:api-root").removesuffix("/").removesuffix("/v1")
 
 
 class SchemaView(SpectacularAPIView):
@@ -50,7 +50,7 @@ class SwaggerView(SpectacularSwaggerView):
     throttle_classes = THROTTLE_CLASSES
     versioning_class = None
     schema = OwnSchema()
-    url_name = "api-schema"
+    url_name = "jobs:api-schema"
     title = SCHEMA_SETTINGS["TITLE"]
 
     @extend_schema(exclude=True)

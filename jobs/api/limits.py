@@ -22,7 +22,6 @@ from django.core.validators import (
 )
 from rest_framework import serializers
 
-from jobs import schedules
 from jobs.models import (
     MAX_ALERT_AFTER_FAILURES,
     MAX_PRIORITY,
@@ -31,6 +30,7 @@ from jobs.models import (
     MIN_PRIORITY,
     QUEUE_NAME_PATTERN,
 )
+from jobs.schedules import arithmetic as schedules
 
 # The longest interval, counted in the smallest unit (seconds); Job.clean() refuses more
 # than ten years whatever the unit ("at most 3650 days").

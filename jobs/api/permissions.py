@@ -1,4 +1,4 @@
-"""The API asks the same permissions as the dashboard and the admin (jobs.access).
+"""The API asks the same permissions as the dashboard and the admin (jobs.access.permissions).
 
 Reads need jobs.view_job. Each view names what its other actions need in
 `permission_by_action` (create -> add_job, run -> run_job, ...); an unsafe request to an
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 # while rest_framework.views is still loading.
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
-from jobs.access import VIEW_JOB
+from jobs.access.permissions import VIEW_JOB
 
 if TYPE_CHECKING:
     from rest_framework.request import Request

@@ -8,7 +8,7 @@ nor change its answers. DRF's output formats (DATETIME_FORMAT, COERCE_DECIMAL_TO
 
 - Authentication: a token (`Authorization: Token <key>`, first, so that an anonymous
   request is answered 401 with WWW-Authenticate) or the dashboard's session.
-- Permissions: jobs.api.permissions.JobPermissions (the dashboard's, jobs.access).
+- Permissions: jobs.api.permissions.JobPermissions (the dashboard's, jobs.access.permissions).
 - JSON in (bounded in depth) and out, plus DRF's browsable pages.
 - Throttles: per address without credentials (JOBS_API_THROTTLE_ANON) and per user
   (JOBS_API_THROTTLE_USER), counted in the default cache; the address is the one

@@ -1,6 +1,6 @@
 """The queues in the API: GET /api/v1/queues/ (needs jobs.view_job, as every read).
 
-What jobs.queue_status.snapshot() says, the one reading behind the dashboard's card and the
+What jobs.queues.status.snapshot() says, the one reading behind the dashboard's card and the
 jobs_queue_* gauges of /metrics too.
 """
 
@@ -15,9 +15,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from jobs import conf, queue_status, queues
+from jobs import conf
 from jobs.api.policy import ApiPolicy, extend_schema
 from jobs.api.views import ActorMixin
+from jobs.queues import settings as queues
+from jobs.queues import status as queue_status
 
 
 class QueueSerializer(serializers.Serializer):

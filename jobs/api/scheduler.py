@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from jobs import engine
-from jobs.access import PAUSE_SCHEDULER
+from jobs.access.permissions import PAUSE_SCHEDULER
 from jobs.alerts import health
 from jobs.api.limits import Limits, StatedMaxLength, state_limits
 from jobs.api.policy import ApiPolicy, extend_schema

@@ -25,8 +25,8 @@ SCHEMA_SETTINGS: dict[str, Any] = {
     "DESCRIPTION": (
         "Jobs, their runs, run now, enable and disable. Authenticate with "
         "`Authorization: Token <key>` (`python manage.py apitoken <username>`) or a "
-        'session; each request needs the permission the README\'s "Who can do what" '
-        "names (jobs.view_job to read)."
+        'session; each request needs the permission that "Who can do what" '
+        "(docs/permissions.md) names (jobs.view_job to read)."
     ),
     "VERSION": "1",
     "SCHEMA_PATH_PREFIX": r"/v1",

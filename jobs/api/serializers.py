@@ -13,7 +13,18 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import exceptions, serializers
 from rest_framework.settings import api_settings
 
-from jobs import access, preview, registry
+from jobs.access import permissions as access
+from jobs.access.masking import (
+    ATTEMPT_DETAIL_FIELDS,
+    SECRET_JOB_FIELDS,
+    may_see_secrets,
+    restore_field,
+    shown_arguments,
+    shown_changes,
+    shown_log,
+    shown_target,
+    shown_value,
+)
 from jobs.api.limits import (
     JOB_LIMITS,
     JOB_PATTERNS,
@@ -25,15 +36,7 @@ from jobs.api.limits import (
     StatedMinimum,
     state_limits,
 )
-from jobs.masking import (
-    ATTEMPT_DETAIL_FIELDS,
-    SECRET_JOB_FIELDS,
-    masked,
-    may_see_secrets,
-    shown_arguments,
-    shown_log,
-    shown_target,
-)
+from jobs.forecasts import preview
 from jobs.models import (
     CRON_EXPRESSION_MAX_LENGTH,
     MAX_CHAINED_JOBS,
@@ -55,7 +58,8 @@ from jobs.models import (
 )
 from jobs.models import code as code_rules
 from jobs.models.chains import CHAIN_FIELDS
-from jobs.signing import SECRET_MAX_LENGTH
+from jobs.outbound.signing import SECRET_MAX_LENGTH
+from jobs.pytasks import registry
 
 SEARCH_MAX_LENGTH = 200
 
@@ -133,7 +137,7 @@ class JobSerializer(serializers.ModelSerializer):
             "who may not change jobs."
         ),
     )
-    # Write-only (jobs.masking.WRITE_ONLY_JOB_FIELDS): never in an answer, to anyone.
+    # Write-only (jobs.access.masking.WRITE_ONLY_JOB_FIELDS): never in an answer, to anyone.
     webhook_secret = serializers.CharField(
         write_only=True,
         required=False,
@@ -305,20 +309,22 @@ class JobSerializer(serializers.ModelSerializer):
 
     def to_representation(self, instance: Job) -> dict[str, Any]:
         data = super().to_representation(instance)
-        if not may_see_secrets(_user(self)):
-            for name in SECRET_JOB_FIELDS:
-                if name in data:
-                    data[name] = masked(name, data[name])
+        see_secrets = may_see_secrets(_user(self), instance)
+        for name in SECRET_JOB_FIELDS:
+            if name in data:
+                data[name] = shown_value(see_secrets, name, data[name])
         return data
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        # A masked value sent back as it was read ("https://host/…") is not a new URL:
-        # the stored one stays.
+        # A masked value sent back as it was read ("https://host/…", "?token=…") is not
+        # a new value: the stored one stays (jobs.access.masking.restore_field).
         if self.instance is not None:
             for name in SECRET_JOB_FIELDS:
-                stored = getattr(self.instance, name)
-                if name in attrs and attrs[name] != stored and attrs[name] == masked(name, stored):
-                    del attrs[name]
+                if name in attrs:
+                    try:
+                        attrs[name] = restore_field(name, attrs[name], getattr(self.instance, name))
+                    except DjangoValidationError as exc:
+                        raise serializers.ValidationError({name: exc.messages}) from None
         if self.instance is not None:
             _refuse_code_changes(self.instance, attrs)
         # Build the job as it would be saved and let the model judge it. A copy, so a
@@ -389,7 +395,7 @@ def _user(serializer: serializers.BaseSerializer) -> Any:
 
 class NotificationAttemptSerializer(serializers.ModelSerializer):
     """One delivery try. Users who may not see secrets get the target masked, and only
-    the status: no HTTP code, no error text (jobs.masking)."""
+    the status: no HTTP code, no error text (jobs.access.masking)."""
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
@@ -474,7 +480,7 @@ class RunSerializer(serializers.ModelSerializer):
 
     def to_representation(self, instance: JobHistory) -> dict[str, Any]:
         data = super().to_representation(instance)
-        data["arguments"] = shown_arguments(_user(self), data.get("arguments"))
+        data["arguments"] = shown_arguments(_user(self), data.get("arguments"), instance.job)
         return data
 
     def get_duration_seconds(self, run: JobHistory) -> float | None:
@@ -506,7 +512,9 @@ class RunDetailSerializer(RunSerializer):
 
     def to_representation(self, instance: JobHistory) -> dict[str, Any]:
         data = super().to_representation(instance)
-        data["log"] = shown_log(_user(self), data.get("log") or "", instance.arguments)
+        data["log"] = shown_log(
+            _user(self), data.get("log") or "", instance.arguments, instance.job
+        )
         return data
 
     def get_elapsed_seconds(self, run: JobHistory) -> float | None:
@@ -580,14 +588,11 @@ class TaskSerializer(serializers.Serializer):
     }
 )
 class ChangesField(serializers.Field):
-    """{"field": [old, new]}, the secret fields masked for users who may not see them
-    (the viewer is the request's user, in the serializer's context)."""
+    """{"field": [old, new]} (for the schema; JobChangeSerializer masks the values)."""
 
     def to_representation(self, value: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        request = self.context.get("request")
-        if may_see_secrets(getattr(request, "user", None)):
-            return value
-        return {name: [masked(name, v) for v in pair] for name, pair in value.items()}
+        # Masked by JobChangeSerializer, which knows the record (jobs.access.masking.shown_changes).
+        return value
 
 
 class JobChangeSerializer(serializers.ModelSerializer):
@@ -602,6 +607,11 @@ class JobChangeSerializer(serializers.ModelSerializer):
         help_text="The run started, retried or cancelled; null for other changes.",
     )
     changes = ChangesField(read_only=True)
+
+    def to_representation(self, instance: JobChange) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        data["changes"] = shown_changes(_user(self), instance)
+        return data
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
@@ -684,7 +694,7 @@ class JobRunFilterSerializer(RunFilterSerializer):
     job = None  # the job is in the path
 
 
-# --- the schedule preview (jobs/preview.py) ---------------------------------------------
+# --- the schedule preview (jobs/forecasts/preview.py) ---------------------------------------------
 
 
 class SchedulePreviewQuerySerializer(serializers.Serializer):
@@ -696,7 +706,7 @@ class SchedulePreviewQuerySerializer(serializers.Serializer):
         required=False,
         help_text="Once: when it runs. Interval: when the first run happens (optional).",
     )
-    # Judged by Job.clean() with the job's own messages (jobs/preview.py); stated here.
+    # Judged by Job.clean() with the job's own messages (jobs/forecasts/preview.py); stated here.
     interval = serializers.IntegerField(
         required=False,
         validators=[StatedMinimum(1), StatedMaximum(MAX_INTERVAL_COUNT)],

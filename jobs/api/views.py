@@ -16,8 +16,9 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
-from jobs import access, engine, preview, registry
-from jobs.access import ADD_JOB, CHANGE_JOB, DELETE_JOB, RUN_JOB
+from jobs import engine
+from jobs.access import permissions as access
+from jobs.access.permissions import ADD_JOB, CHANGE_JOB, DELETE_JOB, RUN_JOB
 from jobs.api.pagination import ChangePagination, JobPagination, RunPagination
 from jobs.api.policy import ApiPolicy, extend_schema
 from jobs.api.serializers import (
@@ -34,9 +35,11 @@ from jobs.api.serializers import (
     TaskSerializer,
     field_errors,
 )
+from jobs.forecasts import preview
 from jobs.models import Channel, Job, JobChange, JobHistory
 from jobs.models.chains import CHAIN_FIELDS
 from jobs.models.changes import reset_actor, set_actor
+from jobs.pytasks import registry
 
 
 def _query(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
@@ -138,9 +141,12 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
             except DjangoValidationError as exc:
                 raise exceptions.ValidationError(field_errors(exc)) from None
         run = engine.run_now(job, arguments=arguments)
-        url = reverse("api-run-detail", args=[run.pk], request=request)
+        url = reverse("jobs:api-run-detail", args=[run.pk], request=request)
         return Response(
-            RunDetailSerializer(run).data, status=status.HTTP_201_CREATED, headers={"Location": url}
+            # With the request: the run's arguments masked as its user may read them.
+            RunDetailSerializer(run, context=self.get_serializer_context()).data,
+            status=status.HTTP_201_CREATED,
+            headers={"Location": url},
         )
 
     @extend_schema(summary="Enable a job", request=None, responses={200: JobSerializer})
@@ -265,7 +271,7 @@ class JobChangesView(ApiPolicy, ActorMixin, generics.ListAPIView):
 
 class SchedulePreviewView(ApiPolicy, APIView):
     """The next occurrences of a schedule, computed by the scheduler's own code (the
-    job form's preview, jobs/preview.py). Saves nothing; needs jobs.view_job."""
+    job form's preview, jobs/forecasts/preview.py). Saves nothing; needs jobs.view_job."""
 
     @extend_schema(
         summary="Preview a schedule's next occurrences",

@@ -19,12 +19,13 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from jobs import conf, engine, registry
+from jobs import conf, engine
 from jobs.bench.data import JOB_TABLE, delete_runs, insert_interval_jobs, set_due
 from jobs.bench.progress import Progress
 from jobs.bench.report import Result
 from jobs.executors import SimulatedExecutor
 from jobs.models import JobHistory, RunStatus
+from jobs.pytasks import registry
 from jobs.runtime.scheduler import Scheduler
 
 NOOP_TASK = "bench.returns_at_once"

@@ -102,7 +102,7 @@ def _listing(runs: int, total_runs: int) -> list[Page]:
     newest = JobHistory.objects.newest_first().first()
     busiest = Job.objects.get(pk=newest.job_id) if newest else Job.objects.order_by("name").first()
     before = JobHistory.objects.newest_first()[min(1000, max(0, runs - 1))] if newest else None
-    job_page = reverse("job_detail", args=[busiest.pk])
+    job_page = reverse("jobs:job_detail", args=[busiest.pk])
     admin_jobs = reverse("admin:jobs_job_changelist")
     admin_runs = reverse("admin:jobs_jobhistory_changelist")
     htmx = {"HTTP_HX_REQUEST": "true"}
@@ -152,15 +152,15 @@ def _listing(runs: int, total_runs: int) -> list[Page]:
         )
     # The job form, a task's fields as htmx swaps them in, a run's page and its live part.
     listing += [
-        ("job form", reverse("job_create"), {}),
+        ("job form", reverse("jobs:job_create"), {}),
         (
             "job form: a task's fields (htmx)",
-            f"{reverse('task_arguments')}?task=jobs.example_tasks.daily_report",
+            f"{reverse('jobs:task_arguments')}?task=jobs.example_tasks.daily_report",
             htmx,
         ),
     ]
     if newest:
-        run_page = reverse("run_detail", args=[newest.pk])
+        run_page = reverse("jobs:run_detail", args=[newest.pk])
         listing += [("run page", run_page, {}), ("run page (htmx)", run_page, htmx)]
     return listing
 

@@ -21,13 +21,15 @@ from urllib.parse import urlencode
 from django.db import connection
 from django.utils import timezone
 
-from jobs import density, schedules, upcoming
 from jobs.bench.data import JOB_COLUMNS, JOB_TABLE, insert_rows
 from jobs.bench.pages import QueryCounter, logged_in_client, measure_page
 from jobs.bench.progress import Progress
 from jobs.bench.report import Result
+from jobs.forecasts import upcoming
 from jobs.models import Job
 from jobs.runs import new_key
+from jobs.schedules import arithmetic as schedules
+from jobs.schedules import density
 from jobs.sql import store
 
 ZONES = ("UTC", "Europe/Berlin", "America/New_York", "Asia/Tokyo")

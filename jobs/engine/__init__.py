@@ -1,14 +1,16 @@
 """The run engine: the only code that changes the state of runs.
 
-claim -> start -> finish (-> retry), and reap, as the README's "life of a run" tells it:
+claim -> start -> finish (-> retry), and reap, as the README's "How a run flows" tells it:
 - claim.py: due jobs become pending runs (overlap.py: the forbid and replace policies);
 - lifecycle.py: start, heartbeat, release, finish and the retries of failures;
 - reap.py: runs whose worker died or that are long past their timeout;
+- ended.py: what follows the end of runs, however they ended (listeners, the job's
+  record, the retry, the chains): one function for finish and both reapers;
 - work.py: ready runs for the workers, hand-outs to Huey, when to wake up;
 - slots.py: queues with a limit (JOBS_QUEUE_LIMITS): starts that count, and taking the
   best waiting run when a slot frees;
 - actions.py: what operators do (run now, retry, cancel);
-- live.py: the output so far of running runs (the live log).
+- live.py: the output so far of running runs (the live log);
 - pause.py: pausing the whole scheduler and resuming it (maintenance mode).
 
 The engine never sees SQL or the database vendor: it calls the operations of the store

@@ -21,11 +21,12 @@ from typing import NamedTuple
 
 from django.utils import timezone
 
-from jobs import conf, schedules
+from jobs import conf
 from jobs.engine import overlap
 from jobs.engine.rows import pending_run
 from jobs.models import ExecutorKind, OverlapPolicy, ScheduleType, Trigger
 from jobs.runs import RunTicket, new_key
+from jobs.schedules import arithmetic as schedules
 from jobs.sql import store
 from jobs.sql.base import JobsMoved, Operations, Store, read_json
 from jobs.sql.rows import DueJob, JobMove, NewRun

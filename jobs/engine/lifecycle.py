@@ -13,11 +13,12 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from jobs import queues
-from jobs.engine import chains, events, slots
+from jobs.engine import chains, slots
+from jobs.engine.ended import runs_ended
 from jobs.engine.logs import safe_log
-from jobs.engine.rows import latest_per_job, retry_runs
+from jobs.engine.rows import latest_per_job
 from jobs.models import RunStatus
+from jobs.queues import settings as queues
 from jobs.runs import RunResult, RunTicket
 from jobs.sql import store
 from jobs.sql.rows import FinishedRun, JobOutcome
@@ -110,11 +111,5 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
         if not owned:
             return 0
         ops.finish_runs(run_rows)
-        events.runs_finished(ops, owned)
-        ops.record_on_jobs(outcomes)
-        retries = retry_runs(s, ((r.ticket, r.finished_at) for r in owned if not r.succeeded))
-        if retries:
-            ops.insert_retry_runs(retries)
-        if chaining:
-            chains.start(ops, chains.causes(owned), chaining, timezone.now())
+        runs_ended(s, ops, owned, outcomes, timezone.now(), chaining)
     return len(owned)

@@ -4,7 +4,7 @@ While paused no scheduler claims an occurrence: the claim asks the switch in its
 write transaction (claim.py, `_apply`), and each scheduler loop learns the switch from
 the look-up it makes before sleeping (work.wake_up), so it stops claiming at all within
 one tick. The jobs that come due meanwhile stay due, untouched; at the resume the next
-claim takes them through their misfire policy (jobs/schedules.py: `coalesce` runs one
+claim takes them through their misfire policy (jobs/schedules/arithmetic.py: `coalesce` runs one
 run for all that was missed, `skip` only the latest if it is still within
 JOBS_MISFIRE_GRACE_SECONDS), so a resume starts no burst of stale runs.
 

@@ -8,13 +8,10 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from jobs import conf
-from jobs.engine import chains, events
-from jobs.engine.rows import latest_per_job, retry_runs
+from jobs.engine.ended import job_outcomes, runs_ended
 from jobs.models import RunStatus
 from jobs.runs import RunResult
 from jobs.sql import store
-from jobs.sql.base import Operations
-from jobs.sql.rows import JobOutcome
 
 logger = logging.getLogger("jobs.engine")
 
@@ -48,7 +45,6 @@ def _reap_lost(now: datetime, limit: int) -> int:
         )
         reaped = ops.fail_lost_runs([run.ticket.run_key for run in stuck], db_now, note, db_cutoff)
         lost = [run for run in stuck if run.ticket.run_key in reaped]
-        outcomes = []
         for run in lost:
             logger.warning(
                 "run %s of job %r lost its worker %s (last heartbeat %s); marked failed",
@@ -57,24 +53,9 @@ def _reap_lost(now: datetime, limit: int) -> int:
                 run.worker,
                 run.heartbeat_at,
             )
-            started_at = dt(run.started_at or now)
-            outcomes.append(JobOutcome(started_at, _FAILED, run.ticket.job_key, started_at))
-        results = [RunResult(run.ticket, False, note, now, now) for run in lost]
-        events.runs_finished(ops, results)
-        ops.record_on_jobs(latest_per_job(outcomes))
-        retries = retry_runs(s, ((run.ticket, now) for run in lost))
-        if retries:
-            ops.insert_retry_runs(retries)
-        _start_chains(ops, results, now)
+        results = [RunResult(run.ticket, False, note, run.started_at or now, now) for run in lost]
+        runs_ended(s, ops, results, job_outcomes(s, results, _FAILED), now)
     return len(lost)
-
-
-def _start_chains(ops: Operations, failed: list[RunResult], now: datetime) -> None:
-    """The on_failure chains of the runs failed for good (jobs/engine/chains.py). Reaping
-    is rare: the links are read inside its transaction."""
-    found = chains.causes(failed)
-    if found:
-        chains.start(ops, found, list({cause.job_key for cause in found}), now)
 
 
 def _reap_overdue(now: datetime, limit: int) -> int:
@@ -114,11 +95,6 @@ def _reap_overdue(now: datetime, limit: int) -> int:
             )
             if ops.fail_running_run(run.ticket.run_key, db_now, note):
                 timed_out.append(run)
-        # Failed runs like any other: the alerts count them (failed runs in a row).
-        events.runs_finished(
-            ops,
-            [RunResult(run.ticket, False, "", run.started_at, now) for run in timed_out],
-        )
         for run in timed_out:
             logger.warning(
                 "run %s of job %r is past its timeout of %d s and its worker did not stop it; "
@@ -127,19 +103,8 @@ def _reap_overdue(now: datetime, limit: int) -> int:
                 run.ticket.job_name,
                 run.ticket.timeout_seconds,
             )
-        ops.record_on_jobs(
-            latest_per_job(
-                JobOutcome(
-                    s.adapt_datetime(run.started_at),
-                    _FAILED,
-                    run.ticket.job_key,
-                    s.adapt_datetime(run.started_at),
-                )
-                for run in timed_out
-            )
-        )
-        retries = retry_runs(s, ((run.ticket, now) for run in timed_out))
-        if retries:
-            ops.insert_retry_runs(retries)
-        _start_chains(ops, [RunResult(run.ticket, False, "", now, now) for run in timed_out], now)
+        # Failed runs like any other: the alerts count them (failed runs in a row), the
+        # job records it, the retry and the on_failure chains follow.
+        results = [RunResult(run.ticket, False, "", run.started_at, now) for run in timed_out]
+        runs_ended(s, ops, results, job_outcomes(s, results, _FAILED), now)
     return len(timed_out)

@@ -6,9 +6,9 @@ import random
 from collections.abc import Iterable
 from datetime import datetime
 
-from jobs import schedules
 from jobs.models import RunStatus
 from jobs.runs import RunTicket, new_key
+from jobs.schedules import arithmetic as schedules
 from jobs.sql.base import Store
 from jobs.sql.rows import JobOutcome, NewRun, RetryRun
 

@@ -18,7 +18,7 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from jobs import queues
+from jobs.queues import settings as queues
 from jobs.runs import RunTicket
 from jobs.sql import store
 from jobs.sql.base import Operations

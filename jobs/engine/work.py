@@ -11,8 +11,8 @@ from typing import NamedTuple
 from django.utils import timezone
 
 from jobs import conf
-from jobs import queues as queue_settings
 from jobs.models import PauseWindow
+from jobs.queues import settings as queue_settings
 from jobs.runs import RunTicket
 from jobs.sql import store
 

@@ -32,11 +32,20 @@ STOP_SHUTDOWN = "shutdown"
 STOP_TIMEOUT = "timeout"
 STOP_CANCELLED = "cancelled"
 
+# Past a child's own deadline (jobs/executors/processes.py): a timeout in words.
+STOP_DEADLINE = "deadline"
+
 _STOP_WORDS = {
     STOP_SHUTDOWN: "the worker was shutting down",
     STOP_TIMEOUT: "the run timed out",
+    STOP_DEADLINE: "the run timed out",
     STOP_CANCELLED: "the run was cancelled",
 }
+
+
+def stop_words(reason: str | None) -> str:
+    """Why a run was stopped, in words for its log (an unknown reason: a shutdown)."""
+    return _STOP_WORDS.get(reason or STOP_SHUTDOWN, _STOP_WORDS[STOP_SHUTDOWN])
 
 
 # Guards the first use of a context's stop Event (see ExecutionContext.stop).
@@ -87,7 +96,7 @@ class ExecutionContext:
 
     def stop_words(self) -> str:
         """Why the run was stopped, for its log."""
-        return _STOP_WORDS.get(self.reason, _STOP_WORDS[STOP_SHUTDOWN])
+        return stop_words(self.reason)
 
 
 class Executor(Protocol):

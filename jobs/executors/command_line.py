@@ -9,14 +9,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from jobs.access.masking import mask_urls
+
 # The executor kinds whose line differs from "$ <command>" (jobs.models.ExecutorKind).
 _PREFIXES = {"python": "python task ", "command": "manage.py "}
 
 
 def command_line(kind: str, command: str, arguments: Mapping[str, Any] | None = None) -> str:
     """ "$ python task app.report", "$ manage.py clearsessions", "$ POST https://...",
-    "$ <shell command or simulated command>" (no newline)."""
+    "$ <shell command or simulated command>" (no newline). The credentials of its URLs
+    are masked before the log stores them: nobody reads them (jobs.access.masking)."""
     if kind == "http":
         method = str((arguments or {}).get("method") or "GET").upper()
-        return f"$ {method} {command}"
-    return f"$ {_PREFIXES.get(kind, '')}{command}"
+        return mask_urls(f"$ {method} {command}")
+    return mask_urls(f"$ {_PREFIXES.get(kind, '')}{command}")

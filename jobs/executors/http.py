@@ -1,9 +1,9 @@
 """The http executor: one HTTP request to the job's URL (Job.command).
 
-The same address rules as webhooks (jobs/outbound.py): private, loopback, link-local
+The same address rules as webhooks (jobs/outbound/rules.py): private, loopback, link-local
 and the other internal addresses are refused unless listed in JOBS_HTTP_ALLOWED_HOSTS,
 checked when the job is saved and again, on the very address connected to, when the run
-starts (jobs/outbound_http.py). The whole exchange has one deadline: the job's timeout,
+starts (jobs/outbound/http.py). The whole exchange has one deadline: the job's timeout,
 else JOBS_HTTP_TIMEOUT_SECONDS. Redirects are not followed.
 
 Arguments: ``method`` (GET), ``headers`` (an object of names to text), ``body`` (text,
@@ -22,12 +22,14 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from jobs import conf, outbound
+from jobs import conf
 from jobs.executors.base import ExecutionContext, Outcome
 from jobs.executors.command_line import command_line
 from jobs.executors.output import RunOutput
-from jobs.outbound_http import Deadline, PinnedHTTPConnection, PinnedHTTPSConnection, within
+from jobs.outbound import rules as outbound
+from jobs.outbound.http import Deadline, PinnedHTTPConnection, PinnedHTTPSConnection, within
 from jobs.runs import RunTicket
+from jobs.text import clean_remote
 
 USER_AGENT = "django-job-scheduler/1"
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
@@ -157,7 +159,8 @@ class HttpExecutor:
                 connection = kind(host, port, destinations=destinations, deadline=deadline)
                 connection.request(method, path, body=body, headers=headers)
                 response = connection.getresponse()
-                output.line(f"HTTP {response.status} {response.reason}")
+                # The remote server chose the reason phrase and, below, the error text.
+                output.line(f"HTTP {response.status} {clean_remote(response.reason)}")
                 first = response.read(BODY_LOG_BYTES + 1) if method != "HEAD" else b""
             except outbound.Refused as error:
                 output.line(f"refused: {error}; JOBS_HTTP_ALLOWED_HOSTS can allow a host.")
@@ -168,7 +171,7 @@ class HttpExecutor:
                 elif deadline.expired or isinstance(error, TimeoutError):
                     output.line(f"timed out: no whole answer within {limit:g} s.")
                 else:
-                    output.line(f"failed: {type(error).__name__}: {error}")
+                    output.line(clean_remote(f"failed: {type(error).__name__}: {error}"))
                 return Outcome(succeeded=False, log=output.text())
             finally:
                 stop_watch.cancel()

@@ -7,7 +7,9 @@ the run's row (the live log), and the executor returns the final text as the run
 Only the beginning and the end are kept: half of the limit each. What is between is
 counted, and the text says how much was left out. Bytes are kept, not characters, so
 a process's output is stored however it is encoded; text() decodes it (invalid UTF-8
-replaced), and the engine makes it safe to store (jobs.engine.logs.safe_log).
+replaced) and drops terminal escape sequences and control characters but newlines and
+tabs (jobs.text.clean_output), so every executor's log is as clean as every other's;
+the engine makes it safe to store (jobs.engine.logs.safe_log).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import threading
 
 from jobs import conf
+from jobs.text import clean_output
 
 # Room kept for the line saying what was left out, within the limit.
 _NOTE_ROOM = 100
@@ -86,14 +89,15 @@ class RunOutput:
             omitted += len(tail) - self.tail_limit
             tail = tail[-self.tail_limit :]
         if not omitted:
-            return _decode(head + tail)
+            return clean_output(_decode(head + tail))
         # Cut at line breaks where there is one near, so no line is shown half.
         tail = _from_line_start(tail)
         head_text = _decode(head)
         if not head_text.endswith("\n"):
             head_text += "\n"
         note = f"[… {omitted:,} bytes of output left out (JOBS_LOG_MAX_BYTES) …]\n"
-        return head_text + note + _decode(tail)
+        # Cleaned after the cut: a sequence cut in two leaves no ESC behind either way.
+        return clean_output(head_text) + note + clean_output(_decode(tail))
 
 
 def _decode(data: bytes) -> str:

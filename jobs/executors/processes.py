@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from jobs import conf
-from jobs.executors.base import ExecutionContext
+from jobs.executors.base import STOP_DEADLINE, STOP_SHUTDOWN, ExecutionContext, stop_words
 from jobs.executors.output import RunOutput
 
 # How often the reading loop looks at the run's stop signal while the child is quiet.
@@ -120,11 +120,11 @@ def _follow(
         # and it closes it a moment before it is gone.
         while True:
             if context.stop.is_set():
-                stopped = context.reason or "shutdown"
+                stopped = context.reason or STOP_SHUTDOWN
                 break
             now = time.monotonic()
             if deadline is not None and now >= deadline:
-                stopped = "deadline"
+                stopped = STOP_DEADLINE
                 break
             if exited_at is None and child.poll() is not None:
                 exited_at = now
@@ -140,7 +140,7 @@ def _follow(
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     child.wait(timeout=wait)
     if stopped:
-        output.line(f"[stopping process group {child.pid}: {_why(stopped)}]")
+        output.line(f"[stopping process group {child.pid}: {stop_words(stopped)}]")
     stop_group(child, output)
     with contextlib.suppress(OSError, ValueError):
         _read_available(stream, output)
@@ -160,15 +160,6 @@ def _read_available(stream, output: RunOutput) -> bool:  # type: ignore[no-untyp
         output.write(data)
         if len(data) < _READ_SIZE:
             return True
-
-
-def _why(stopped: str) -> str:
-    return {
-        "cancelled": "the run was cancelled",
-        "timeout": "the run timed out",
-        "deadline": "the run timed out",
-        "shutdown": "the worker is shutting down",
-    }.get(stopped, stopped)
 
 
 def group_alive(pgid: int) -> bool:

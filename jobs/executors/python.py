@@ -1,4 +1,4 @@
-"""The python executor: calls a registered task (jobs/registry.py) with the run's arguments.
+"""The python executor: calls a registered task (jobs/pytasks/registry.py) with the run's arguments.
 
 The task is looked up by the job's command (its registered name) when the run starts,
 and its arguments are bound again then: a task removed or changed since the job was
@@ -14,12 +14,12 @@ import traceback
 
 from django.utils.translation import gettext
 
-from jobs import registry
 from jobs.executors.base import ExecutionContext, Outcome
 from jobs.executors.capture import capturing
 from jobs.executors.command_line import command_line
 from jobs.executors.output import RunOutput
 from jobs.executors.running import CurrentRun, running
+from jobs.pytasks import registry
 from jobs.runs import RunTicket
 
 # How much of a return value's repr goes to the log.

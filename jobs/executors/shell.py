@@ -1,7 +1,7 @@
 """The shell executor: runs a command line, without a shell, as a child process.
 
 Off unless JOBS_SHELL_ENABLED is true; only users with jobs.use_shell may create or
-change such a job (jobs/access.py). The rules (README "Shell commands"):
+change such a job (jobs/access/permissions.py). The rules (docs/executors.md "Shell commands"):
 
 - the line is split with shell quoting rules (shlex) and run **without** a shell: no
   pipes, globs or variables unless the job says ``sh -c '...'``;
@@ -30,7 +30,7 @@ from typing import Any
 from django.utils.translation import gettext
 
 from jobs import conf
-from jobs.executors.base import ExecutionContext, Outcome
+from jobs.executors.base import STOP_DEADLINE, ExecutionContext, Outcome
 from jobs.executors.command_line import command_line
 from jobs.executors.output import RunOutput
 from jobs.executors.processes import run_child
@@ -143,7 +143,7 @@ class ShellExecutor:
             return Outcome(succeeded=False, log=output.text())
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
-        if finished.stopped == "deadline" and not ticket.timeout_seconds:
+        if finished.stopped == STOP_DEADLINE and not ticket.timeout_seconds:
             output.line(
                 f"timed out after {timeout} s (JOBS_SHELL_DEFAULT_TIMEOUT): the run was stopped."
             )

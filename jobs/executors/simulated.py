@@ -32,6 +32,9 @@ class SimulatedExecutor:
         self.max_seconds = defaults.max_seconds if max_seconds is None else max_seconds
         self.failure_rate = defaults.failure_rate if failure_rate is None else failure_rate
         self.seed = defaults.seed if seed is None else seed
+        self.defaults = conf.SimulationSettings(
+            self.min_seconds, self.max_seconds, self.failure_rate, self.seed
+        )
         if not 0 <= self.min_seconds <= self.max_seconds:
             raise ValueError("need 0 <= min_seconds <= max_seconds")
         if not 0 <= self.failure_rate <= 1:
@@ -47,17 +50,11 @@ class SimulatedExecutor:
 
     def execute(self, ticket: RunTicket, context: ExecutionContext) -> Outcome:
         rng = self._rng(ticket)
-        shortest, longest, failure_rate = self.min_seconds, self.max_seconds, self.failure_rate
-        if ticket.sim_min_seconds is not None:
-            shortest = ticket.sim_min_seconds
-        if ticket.sim_max_seconds is not None:
-            longest = ticket.sim_max_seconds
-        if ticket.sim_failure_rate is not None:
-            failure_rate = ticket.sim_failure_rate
-        if longest < shortest:
-            # Job.clean() orders a job's range against the defaults of the day; if they
-            # changed since, the shortest wins rather than the run failing.
-            longest = shortest
+        effective = self.defaults.for_job(
+            ticket.sim_failure_rate, ticket.sim_min_seconds, ticket.sim_max_seconds
+        )
+        shortest, longest = effective.min_seconds, effective.max_seconds
+        failure_rate = effective.failure_rate
         duration = shortest if longest == shortest else rng.uniform(shortest, longest)
         fails = failure_rate > 0 and rng.random() < failure_rate
         if duration > 0 and context.stop.wait(duration):

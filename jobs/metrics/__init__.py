@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.decorators import login_not_required
-from django.db import DatabaseError, connection
+from django.db import DatabaseError
 from django.db.models import Count, Max, Q
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
@@ -48,17 +48,17 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeHistogramMetricFamily, GaugeMetricFamily, Metric
 
-from jobs import conf, queue_status
+from jobs import conf
 from jobs.models import (
     FINISHED_STATUSES,
     Job,
-    JobHistory,
     RunStatus,
     SchedulerHeartbeat,
     SchedulerState,
 )
+from jobs.queues import status as queue_status
 from jobs.runs import RunResult
-from jobs.sql import store
+from jobs.sql.readings import recent_buckets
 
 logger = logging.getLogger(__name__)
 
@@ -104,45 +104,17 @@ class _Recent:
     lag: _Histogram = field(default_factory=lambda: _Histogram([0] * (len(LAG_BUCKETS) + 1)))
 
 
-def _seconds_between(later: str, earlier: str) -> str:
-    """SQL for `later - earlier` in seconds, computed by the database itself.
-
-    (Django's portable duration arithmetic calls a Python function per row on SQLite,
-    which made a scrape over 50,000 recent runs take seconds.)
-    """
-    return store().seconds_between(later, earlier)
-
-
-def _bucket_sql(column: str, bounds: Sequence[float]) -> str:
-    whens = " ".join(f"WHEN {column} <= {bound!r} THEN {i}" for i, bound in enumerate(bounds))
-    return f"CASE WHEN {column} IS NULL THEN -1 {whens} ELSE {len(bounds)} END"
-
-
 def _recent_runs(since: datetime) -> _Recent:
     """Counts by status and the duration and start-lag histograms of the runs that
-    finished since `since`: one pass over them, grouped into a few dozen rows."""
-    table = JobHistory._meta.db_table
-    sql = (
-        f"SELECT status, attempt = 1, {_bucket_sql('d', DURATION_BUCKETS)}, "
-        f"{_bucket_sql('l', LAG_BUCKETS)}, COUNT(*), SUM(d), SUM(l) FROM ("
-        f"SELECT status, attempt, {_seconds_between('finished_at', 'started_at')} AS d, "
-        f"{_seconds_between('started_at', 'scheduled_for')} AS l "
-        f"FROM {table} WHERE finished_at >= %s) recent GROUP BY 1, 2, 3, 4"
-    )
-    since_param = JobHistory._meta.get_field("finished_at").get_db_prep_value(
-        since, connection, prepared=False
-    )
+    finished since `since` (one statement, jobs/sql/readings.py)."""
     recent = _Recent()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [since_param])
-        rows = cursor.fetchall()
-    for status, first, d_bucket, l_bucket, count, d_sum, l_sum in rows:
-        recent.by_status[status] = recent.by_status.get(status, 0) + count
-        if d_bucket >= 0:
-            recent.duration.add(d_bucket, count, d_sum)
+    for row in recent_buckets(since, DURATION_BUCKETS, LAG_BUCKETS):
+        recent.by_status[row.status] = recent.by_status.get(row.status, 0) + row.count
+        if row.duration_bucket >= 0:
+            recent.duration.add(row.duration_bucket, row.count, row.duration_sum)
         # Retries are left out of the lag: their wait is the backoff, by design.
-        if first and l_bucket >= 0:
-            recent.lag.add(l_bucket, count, max(l_sum or 0.0, 0.0))
+        if row.first_attempt and row.lag_bucket >= 0:
+            recent.lag.add(row.lag_bucket, row.count, max(row.lag_sum or 0.0, 0.0))
     return recent
 
 
@@ -157,7 +129,7 @@ class DatabaseCollector:
         def gauge(name: str, doc: str, value: float) -> None:
             metrics.append(GaugeMetricFamily(name, doc, value=value))
 
-        # The active runs by queue (jobs/queue_status.py): in proportion to the runs counted,
+        # The active runs by queue (jobs/queues/status.py): in proportion to the runs counted,
         # not to the history. The totals are their sums.
         by_queue = queue_status.snapshot(now)
         gauge(

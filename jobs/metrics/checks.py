@@ -19,7 +19,7 @@ def metrics_token_set(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
             "METRICS_TOKEN is empty, so /metrics answers anyone who can reach the site.",
             hint=(
                 "Set METRICS_TOKEN to a long random string and have the scraper send "
-                "'Authorization: Bearer <token>' (README, \"Metrics\")."
+                "'Authorization: Bearer <token>' (docs/metrics.md)."
             ),
             id="jobs.W001",
         )

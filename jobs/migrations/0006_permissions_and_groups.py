@@ -4,7 +4,7 @@ Upgrading keeps what people could do before permissions were checked: existing s
 users join "Job admins" and every other existing user joins "Job viewers" (they could
 change jobs from the dashboard before; an administrator now grants that on purpose).
 
-The groups are written out here rather than imported from jobs.access: a migration must
+The groups are written out here rather than imported from jobs.access.permissions: a migration must
 do the same thing whenever it runs, whatever the code says later. Later migrations add
 the permissions later features bring.
 """

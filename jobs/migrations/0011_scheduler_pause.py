@@ -2,7 +2,7 @@
 pause_scheduler, given to "Job admins"), its site-wide record (SchedulerEvent) and the
 scheduler-down incident row (SchedulerHealth).
 
-The group is named here rather than taken from jobs.access: a migration must do the same
+The group is named here rather than taken from jobs.access.permissions: a migration must do the same
 thing whenever it runs, whatever the code says later.
 """
 

@@ -34,7 +34,7 @@ from django.db.models.signals import pre_delete
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
-from jobs.masking import WRITE_ONLY_JOB_FIELDS, concealed_change
+from jobs.access.masking import WRITE_ONLY_JOB_FIELDS, concealed_change
 from jobs.models.choices import NAME_MAX_LENGTH
 
 
@@ -138,7 +138,7 @@ def job_values(job: models.Model) -> dict[str, Any]:
 
 
 def version(values: Mapping[str, Any]) -> dict[str, Any]:
-    """Values as a version stores them: without the write-only fields (jobs.masking), so
+    """Values as a version stores them: without the write-only fields (jobs.access.masking), so
     no secret is kept in the trail and restoring a version leaves the job's secret as it
     is."""
     return {name: value for name, value in values.items() if name not in WRITE_ONLY_JOB_FIELDS}
@@ -146,7 +146,7 @@ def version(values: Mapping[str, Any]) -> dict[str, Any]:
 
 def _concealed(changes: dict[str, list[Any]]) -> dict[str, list[Any]]:
     """The changes with each write-only field's pair replaced by whether it was set and
-    that it changed (jobs.masking.concealed_change)."""
+    that it changed (jobs.access.masking.concealed_change)."""
     return {
         name: concealed_change(*pair) if name in WRITE_ONLY_JOB_FIELDS else pair
         for name, pair in changes.items()

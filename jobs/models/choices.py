@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from jobs import schedules
+from jobs.schedules import arithmetic as schedules
 
 NAME_MAX_LENGTH = 200
 # Appended to the name of a duplicated job (Job.duplicate), within NAME_MAX_LENGTH.

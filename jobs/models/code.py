@@ -1,4 +1,5 @@
-"""Jobs declared in code (README "Schedules in code"): which of their fields the code owns.
+"""Jobs declared in code (docs/scheduling.md "Schedules in code"): which of their fields
+the code owns.
 
 The one place that says it. A job synced from a declaration (jobs/codesync.py) keeps the
 values the code last declared in Job.code_declaration; the code owns exactly those

@@ -17,11 +17,13 @@ from django.db import models, router, transaction
 from django.db.models import Q, Value
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from jobs import access, registry, schedules, text, times
-from jobs.cron_text import describe_cron
+from jobs import text, times
+from jobs.access import masking
+from jobs.access import permissions as access
 from jobs.models import chains, changes, code, job_rules
 from jobs.models.choices import (
     CODE_SOURCE_MAX_LENGTH,
@@ -32,8 +34,10 @@ from jobs.models.choices import (
     DEFAULT_RETRY_BACKOFF_SECONDS,
     DESCRIPTION_MAX_LENGTH,
     ENGINE_COUNTER_FIELDS,
+    MAX_PRIORITY,
     MAX_RETRIES_LIMIT,
     MAX_RETRY_BACKOFF_SECONDS,
+    MIN_PRIORITY,
     NAME_MAX_LENGTH,
     NOTIFY_EMAILS_MAX_LENGTH,
     QUEUE_NAME_MAX_LENGTH,
@@ -53,7 +57,10 @@ from jobs.models.choices import (
     validate_schedule_time,
 )
 from jobs.models.job_queries import JobQuerySet
-from jobs.signing import SECRET_MAX_LENGTH
+from jobs.outbound.signing import SECRET_MAX_LENGTH
+from jobs.pytasks import registry
+from jobs.schedules import arithmetic as schedules
+from jobs.schedules.words import describe_cron
 
 
 class Job(models.Model):
@@ -80,7 +87,7 @@ class Job(models.Model):
         db_default=ExecutorKind.SIMULATED,
         help_text=_("What a run does: simulate, call a Python task, run a command or a request."),
     )
-    # A JSON object, read per executor (README "Jobs that do real work"): keyword
+    # A JSON object, read per executor (docs/executors.md): keyword
     # arguments (python), method/headers/body/expect_status (http), env (shell).
     arguments = models.JSONField(
         _("arguments"),
@@ -194,7 +201,7 @@ class Job(models.Model):
         blank=True,
         help_text=_("Blank: the default."),
     )
-    # Worker pools (README "Queues"): which processes execute the runs, and in what order
+    # Worker pools (docs/scaling.md "Queues"): which processes execute the runs, and in what order
     # the waiting ones start. db_default too: rows inserted by raw SQL land in the default.
     queue = models.CharField(
         _("queue"),
@@ -210,8 +217,13 @@ class Job(models.Model):
         _("priority"),
         default=0,
         db_default=0,
-        help_text=_(
-            "From -100 to 100: of the runs waiting in a queue, higher priorities start first."
+        help_text=format_lazy(
+            _(
+                "From {lowest} to {highest}: of the runs waiting in a queue, higher "
+                "priorities start first."
+            ),
+            lowest=MIN_PRIORITY,
+            highest=MAX_PRIORITY,
         ),
     )
     is_active = models.BooleanField(_("active"), default=True)
@@ -280,7 +292,7 @@ class Job(models.Model):
             "three times the 95th percentile of the job's last 1,000 runs, once it has 20."
         ),
     )
-    # Write-only (jobs.masking.WRITE_ONLY_JOB_FIELDS): never shown back, nor kept in the
+    # Write-only (jobs.access.masking.WRITE_ONLY_JOB_FIELDS): never shown back, nor kept in the
     # audit trail.
     webhook_secret = models.CharField(
         _("webhook signing secret"),
@@ -298,7 +310,7 @@ class Job(models.Model):
     consecutive_failures = models.PositiveIntegerField(
         _("failed runs in a row"), default=0, db_default=0, editable=False
     )
-    # Declared in code (jobs/codesync.py; README "Schedules in code"): the declaration's
+    # Declared in code (jobs/codesync.py; docs/scheduling.md "Schedules in code"): the declaration's
     # key, unique while set so that any number of processes syncing at once make one job
     # per key (NULL, not "", for the jobs made elsewhere: the constraint holds only where
     # it is set); the file it is declared in; the values it last declared, which the
@@ -325,7 +337,7 @@ class Job(models.Model):
         ordering = ["name"]
         verbose_name = _("job")
         verbose_name_plural = _("jobs")
-        # Beside Django's view/add/change/delete_job (docs: README "Who can do what").
+        # Beside Django's view/add/change/delete_job (docs: docs/permissions.md "Who can do what").
         permissions = [
             ("run_job", _("Can run jobs now, retry runs and cancel runs")),
             ("use_shell", _("Can create or change jobs that run shell commands")),
@@ -354,7 +366,7 @@ class Job(models.Model):
 
     def get_absolute_url(self) -> str:
         """The job's dashboard page (the admin links to it too)."""
-        return reverse("job_detail", args=[self.pk])
+        return reverse("jobs:job_detail", args=[self.pk])
 
     # --- changes an operator makes ------------------------------------------------------
 
@@ -638,7 +650,7 @@ class Job(models.Model):
 
     def schedule_errors(self) -> dict[str, str]:
         """What clean() says about the schedule fields alone, word for word: the
-        schedule preview (jobs/preview.py) shows these instead of occurrences."""
+        schedule preview (jobs/forecasts/preview.py) shows these instead of occurrences."""
         errors = job_rules.schedule_errors(self, schedule_changed=self._schedule_changed)
         text = job_rules.text_errors(self)
         if "cron_expression" in text:
@@ -664,9 +676,15 @@ class Job(models.Model):
     @property
     def execution_text(self) -> str:
         """What the job runs, in words: "Python task billing.send(day='today')",
-        "Shell: backup.sh --full"."""
+        "Shell: backup.sh --full". Shown to anyone who may see the job: URL credentials and
+        secret-named task arguments masked (jobs.access.masking)."""
+        return masking.mask_urls(str(self._execution_words()))
+
+    def _execution_words(self) -> str:
         if self.executor == ExecutorKind.PYTHON:
-            given = self.arguments if isinstance(self.arguments, dict) else {}
+            given = masking.mask_arguments(
+                self.arguments if isinstance(self.arguments, dict) else {}
+            )
             # In the order of the task's signature: PostgreSQL's jsonb keeps the keys of
             # an object in an order of its own (shortest first).
             task = registry.get_task(self.command)
@@ -688,9 +706,15 @@ class Job(models.Model):
     def run_arguments(self, arguments: dict | None) -> dict | None:
         """Arguments for one run of this job ("Run now" with arguments), checked and
         normalised as the job's own are; None stays None (the run takes the job's).
-        Raises ValidationError with the messages at "arguments"."""
+        Values sent back as they were shown masked (a URL's "?token=…") are the job's
+        own (jobs.access.masking.restore_field). Raises ValidationError with the messages at
+        "arguments"."""
         if arguments is None:
             return None
+        try:
+            arguments = masking.restore_field("arguments", arguments, self.arguments)
+        except ValidationError as exc:
+            raise ValidationError({"arguments": exc.messages}) from None
         return job_rules.run_arguments(self, arguments)
 
     def _webhook_changed(self) -> bool:

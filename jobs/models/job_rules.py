@@ -24,7 +24,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from jobs import conf, outbound, registry, schedules, signing, text
+from jobs import conf, text
 from jobs.executors import command as command_executor
 from jobs.executors import http as http_executor
 from jobs.executors import python as python_executor
@@ -47,6 +47,10 @@ from jobs.models.choices import (
     OverlapPolicy,
     ScheduleType,
 )
+from jobs.outbound import rules as outbound
+from jobs.outbound import signing
+from jobs.pytasks import registry
+from jobs.schedules import arithmetic as schedules
 
 # The rules take the job being validated (a Job); typed as a model so that this module
 # does not import the one that imports it.
@@ -86,10 +90,19 @@ def job_errors(
 
 def text_errors(job: JobModel) -> dict[str, str]:
     """No control characters or text-direction overrides (jobs/text.py) in the fields
-    people read in lists, logs, terminals and alert mails; a command keeps its tabs and
-    line breaks."""
+    people read in lists, logs, terminals and alert mails, nor any other invisible
+    character in a name; a command keeps its tabs and line breaks."""
     errors: dict[str, str] = {}
-    for name in ("name", "cron_expression"):
+    # A name is how people tell jobs apart: an invisible character would let two look
+    # the same (in lists, alerts, logs), so a name refuses every one of them.
+    char = text.invisible_character(job.name)
+    if char is not None:
+        errors["name"] = _(
+            "Remove the invisible character %(char)s: control characters, invisible "
+            "formatting characters (such as zero-width spaces), line separators and "
+            "text-direction overrides are not allowed in a name."
+        ) % {"char": text.code_point(char)}
+    for name in ("cron_expression",):
         char = text.forbidden_character(getattr(job, name))
         if char is not None:
             errors[name] = _(
@@ -390,7 +403,9 @@ def queue_errors(job: JobModel) -> dict[str, str]:
             "A queue name is letters, digits, “-” and “_” only, for example “reports”."
         )
     if job.priority is None or not MIN_PRIORITY <= job.priority <= MAX_PRIORITY:
-        errors["priority"] = _("The priority must be a whole number from -100 to 100.")
+        errors["priority"] = _(
+            "The priority must be a whole number from %(lowest)d to %(highest)d."
+        ) % {"lowest": MIN_PRIORITY, "highest": MAX_PRIORITY}
     return errors
 
 
@@ -498,7 +513,7 @@ def url_scheme(url: str) -> str:
 
 
 def webhook_host_error(job: JobModel) -> str | None:
-    """The address rules of jobs/outbound.py: no loopback, private, link-local, ...
+    """The address rules of jobs/outbound/rules.py: no loopback, private, link-local, ...
     host. A name that does not resolve now passes; the sender checks again."""
     try:
         parts = urlsplit(job.webhook_url)

@@ -60,7 +60,7 @@ class SchedulerHeartbeat(models.Model):
     started_at = models.DateTimeField(_("started"))
     seen_at = models.DateTimeField(_("last seen"))
     # The queues whose runs this process executes (`runscheduler --queues`), by name,
-    # comma-separated; empty: every queue (jobs/queue_status.py reads it).
+    # comma-separated; empty: every queue (jobs/queues/status.py reads it).
     queues = models.CharField(_("queues"), max_length=500, blank=True, default="", db_default="")
 
     class Meta:

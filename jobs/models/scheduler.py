@@ -88,7 +88,7 @@ class SchedulerState(models.Model):
     class Meta:
         verbose_name = _("scheduler switch")
         verbose_name_plural = _("scheduler switch")
-        # Only this one (README "Who can do what"); seeing it needs jobs.view_job.
+        # Only this one (docs/permissions.md "Who can do what"); seeing it needs jobs.view_job.
         default_permissions = ()
         permissions = [("pause_scheduler", _("Can pause and resume the whole scheduler"))]
         constraints = [

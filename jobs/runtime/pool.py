@@ -24,8 +24,8 @@ from typing import Any
 from django.db import close_old_connections, connection
 
 from jobs import engine
-from jobs import queues as queue_settings
 from jobs.executors import ExecutionContext, Executor
+from jobs.queues import settings as queue_settings
 from jobs.runs import RunTicket
 from jobs.runtime.worker import Heartbeater, run_batch, run_started
 
@@ -493,7 +493,7 @@ Sender = Callable[[list[str]], int]
 
 
 class HueyHandoff:
-    """Runs go to `run_huey` workers through `send` (jobs.tasks.send_runs): the scheduler
+    """Runs go to `run_huey` workers through `send` (jobs.huey.tasks.send_runs): the scheduler
     receives it from whoever starts it, so the runtime never imports the Huey tasks.
 
     Where each run goes: shell runs to `send_shell` when set (JOBS_SHELL_HUEY_QUEUE, the

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 from django.db import DatabaseError, close_old_connections, connection
 
-from jobs import conf, engine, metrics, queues
+from jobs import conf, engine, metrics
 from jobs.engine.logs import safe_log
 from jobs.executors import (
     STOP_CANCELLED,
@@ -30,6 +30,7 @@ from jobs.executors import (
     load_executor,
 )
 from jobs.executors.routing import routed
+from jobs.queues import settings as queues
 from jobs.runs import RunResult, RunTicket
 from jobs.sql.rows import LiveLog
 

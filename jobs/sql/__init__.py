@@ -3,7 +3,8 @@
 `store()` is the store of the default connection's vendor: jobs/sql/sqlite/ or
 jobs/sql/postgresql/, each a module of Python (jobs/sql/base.py says what a store must
 do) and a file of named statements, the same names in both. To support another database,
-add a package beside them and a line to STORES.
+add a package beside them and a line to VENDORS: its store class; its benchmark helpers
+are the package's `bench` module (jobs/sql/bench.py).
 """
 
 from __future__ import annotations
@@ -15,10 +16,19 @@ from django.utils.module_loading import import_string
 
 from jobs.sql.base import Store
 
-STORES = {
-    "sqlite": "jobs.sql.sqlite.store.SqliteStore",
-    "postgresql": "jobs.sql.postgresql.store.PostgresqlStore",
+# Django's connection.vendor -> the vendor's package and its store class, in that package.
+VENDORS = {
+    "sqlite": ("jobs.sql.sqlite", "store.SqliteStore"),
+    "postgresql": ("jobs.sql.postgresql", "store.PostgresqlStore"),
 }
+
+
+def vendor_package(vendor: str) -> str:
+    """The package of `vendor`'s statements and code."""
+    try:
+        return VENDORS[vendor][0]
+    except KeyError:
+        raise RuntimeError(f"no store for the {vendor} database") from None
 
 
 def store() -> Store:
@@ -28,11 +38,8 @@ def store() -> Store:
 
 @cache
 def _store(vendor: str) -> Store:
-    try:
-        path = STORES[vendor]
-    except KeyError:
-        raise RuntimeError(f"no store for the {vendor} database") from None
-    return import_string(path)()
+    package = vendor_package(vendor)
+    return import_string(f"{package}.{VENDORS[vendor][1]}")()
 
 
-__all__ = ["Store", "store"]
+__all__ = ["VENDORS", "Store", "store", "vendor_package"]

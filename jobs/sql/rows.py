@@ -206,7 +206,7 @@ class RunningLong(NamedTuple):
 
 
 class TimelineJob(NamedTuple):
-    """A job as the Upcoming page counts its occurrences (jobs/upcoming.py), its times in
+    """A job as the Upcoming page counts its occurrences (jobs/forecasts/upcoming.py), its times in
     whole microseconds since the epoch."""
 
     key: str

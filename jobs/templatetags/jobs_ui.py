@@ -17,8 +17,10 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from jobs import conf, masking, times, upcoming
-from jobs.masking import masked, may_see_secrets, shown_target
+from jobs import conf, times
+from jobs.access import masking
+from jobs.access.masking import may_see_secrets, shown_target
+from jobs.forecasts import upcoming
 from jobs.models import JobState, RunStatus, ScheduleType
 from jobs.web import context_processors
 
@@ -119,9 +121,11 @@ def simulation_text(job: Any) -> str:
     """A simulated job's runs in words: how often they fail (a percentage) and how long
     they take ("20 s" when the shortest and longest are the same), each with "(default)"
     where the site's JOBS_SIM_* setting decides."""
-    defaults = conf.simulation()
+    effective = conf.simulation().for_job(
+        job.sim_failure_rate, job.sim_min_seconds, job.sim_max_seconds
+    )
     default = _("(default)")
-    rate = defaults.failure_rate if job.sim_failure_rate is None else job.sim_failure_rate
+    rate = effective.failure_rate
     if rate <= 0:
         fails = _("no run fails")
     elif rate >= 1:
@@ -130,10 +134,7 @@ def simulation_text(job: Any) -> str:
         fails = _("%(percent)s %% of runs fail") % {"percent": _number(rate * 100)}
     if job.sim_failure_rate is None:
         fails = f"{fails} {default}"
-    shortest = defaults.min_seconds if job.sim_min_seconds is None else job.sim_min_seconds
-    longest = defaults.max_seconds if job.sim_max_seconds is None else job.sim_max_seconds
-    # The executor's rule: a range the defaults turned around runs for the shortest.
-    longest = max(longest, shortest)
+    shortest, longest = effective.min_seconds, effective.max_seconds
     if longest == shortest:
         takes = _("each takes %(seconds)s s") % {"seconds": _number(shortest)}
     else:
@@ -228,7 +229,7 @@ def duration(value: timedelta | None) -> str:
     return _("%(d)d d %(h)d h") % {"d": whole // 86400, "h": whole % 86400 // 3600}
 
 
-# --- the Upcoming page's density strips (jobs/upcoming.py) -------------------------------
+# --- the Upcoming page's density strips (jobs/forecasts/upcoming.py) ------------------------
 # One cell per bucket of time, shaded by how many runs fall in it: a job every second is
 # as many cells as a daily one, never a mark per run. Built here, not in a sub-template:
 # a page is 50 rows of up to 29 cells.
@@ -288,7 +289,7 @@ def density_axis(timeline: upcoming.Timeline) -> str:
     )
 
 
-# --- secrets (jobs.masking): whole for users who may change jobs, masked for the others --
+# --- secrets (jobs.access.masking): whole for users who may change jobs, masked for the others --
 
 
 def _user(context: template.Context) -> Any:
@@ -299,8 +300,14 @@ def _user(context: template.Context) -> Any:
 @register.simple_tag(takes_context=True)
 def job_secret(context: template.Context, job: Any, field: str) -> str:
     """{% job_secret job "webhook_url" %}"""
-    value = getattr(job, field)
-    return value if may_see_secrets(_user(context)) else masked(field, value)
+    return masking.shown_field(_user(context), job, field, getattr(job, field))
+
+
+@register.filter
+def without_credentials(text: Any) -> str:
+    """{{ job.command|without_credentials }}: the credentials of the URLs in a text
+    masked, for everyone (jobs.access.masking.mask_urls)."""
+    return masking.mask_urls(str(text or ""))
 
 
 @register.simple_tag
@@ -355,10 +362,11 @@ ARGUMENTS_SHOWN_MAX_CHARS = 5000
 
 
 @register.simple_tag(takes_context=True)
-def shown_arguments(context: template.Context, arguments: Any) -> str:
-    """{% shown_arguments job.arguments %}: JSON, indented, secret header and environment
-    values masked for users who may not see them (jobs.masking)."""
-    value = masking.shown_arguments(_user(context), arguments)
+def shown_arguments(context: template.Context, arguments: Any, job: Any = None) -> str:
+    """{% shown_arguments job.arguments job %}: JSON, indented, URL credentials masked,
+    and header and environment values for users who may not change the job
+    (jobs.access.masking)."""
+    value = masking.shown_arguments(_user(context), arguments, job)
     text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
     if len(text) > ARGUMENTS_SHOWN_MAX_CHARS:
         text = text[: ARGUMENTS_SHOWN_MAX_CHARS - 1] + "…"
@@ -371,8 +379,14 @@ _LOG_STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC\]", re.MULTILI
 
 
 def _local_stamp(match: re.Match[str]) -> str:
-    moment = datetime.strptime(match[1], "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
-    local = timezone.localtime(moment)
+    # The log also holds what the job printed, and any text may look like a stamp: one
+    # that is no time (month 13), or none in the viewer's zone (year 9999 east of UTC,
+    # year 1 west of it), is shown as written rather than failing the page.
+    try:
+        moment = datetime.strptime(match[1], "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
+        local = timezone.localtime(moment)
+    except (ValueError, OverflowError):
+        return match[0]
     return (
         f'[<time datetime="{moment.isoformat()}" title="{match[1]} UTC">'
         f"{local:%Y-%m-%d %H:%M:%S} {local.tzname()}</time>]"
@@ -384,7 +398,7 @@ def shown_log(context: template.Context, run: Any) -> str:
     """A run's log, with the secret values of its arguments masked for users who may not
     see them (a script may print its $TOKEN), and the scheduler's stamps in the viewer's
     time zone, as every other time on the page."""
-    text = escape(masking.shown_log(_user(context), run.log, run.arguments))
+    text = escape(masking.shown_log(_user(context), run.log, run.arguments, run.job))
     # Escaping leaves the stamp's digits, spaces, brackets and colons as they were.
     return mark_safe(_LOG_STAMP.sub(_local_stamp, text))
 

@@ -16,7 +16,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from jobs import engine
-from jobs.access import JOB_ADMINS, JOB_VIEWERS
+from jobs.access.permissions import JOB_ADMINS, JOB_VIEWERS
 from jobs.models import Job, JobHistory
 from jobs.runs import RunResult
 from jobs.tests import factories

@@ -10,8 +10,8 @@ import pytest
 import time_machine
 from django.core.cache import cache
 
-from jobs import registry
 from jobs.models import Job, JobHistory
+from jobs.pytasks import registry
 from jobs.tests import factories
 from jobs.tests.declaring import declaring
 from jobs.tests.factories import NOW

@@ -1,4 +1,4 @@
-"""Schedules declared in code by a test (jobs/declarations.py), and `manage.py syncjobs`
+"""Schedules declared in code by a test (jobs/pytasks/declarations.py), and `manage.py syncjobs`
 run in this process.
 
 `declaring(names)` is what the `declare` fixture (conftest.py) calls: it registers a
@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 
 from django.core.management import CommandError, call_command
 
-from jobs import registry
 from jobs.models import Job
+from jobs.pytasks import registry
 
 TASK = "tests.report"
 

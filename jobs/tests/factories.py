@@ -16,7 +16,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from jobs import access
+from jobs.access import permissions as access
 from jobs.models import IntervalUnit, Job, JobHistory, RunStatus, ScheduleType
 from jobs.runs import RunTicket
 
@@ -138,7 +138,7 @@ def make_user(
     superuser: bool = False,
     permissions: tuple[str, ...] = (),
 ) -> Any:
-    """A user in the given groups (jobs.access.JOB_VIEWERS ...) with extra permissions
+    """A user in the given groups (jobs.access.permissions.JOB_VIEWERS ...) with extra permissions
     ("jobs.use_shell")."""
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Permission

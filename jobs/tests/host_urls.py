@@ -1,5 +1,7 @@
-"""A project's URLconf as README's "Use it in your own project" shows it: the app under a
-prefix of its own, beside the admin and a view of the project's own that changes a job
+"""A project's URLconf as docs/host-project.md shows it: the app under a prefix of its own,
+beside the admin, a view of the project's own that changes a job, and pages of the
+project's own named as the app's are (dashboard, job_list, history), listed after the
+app's include so that an un-namespaced name would reverse to them
 (jobs/tests/test_host_project.py)."""
 
 import uuid
@@ -21,8 +23,17 @@ def disable_job(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     return HttpResponse("disabled")
 
 
+def own_page(request: HttpRequest) -> HttpResponse:
+    """A page of the project's own, under a name the app uses too."""
+    return HttpResponse(f"the project's own {request.resolver_match.url_name}")
+
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("own/<uuid:job_id>/disable/", disable_job),
     path(PREFIX.strip("/") + "/", include("jobs.urls")),
+    # Django reverses a name to the last pattern that has it: these would win.
+    path("", own_page, name="dashboard"),
+    path("own/jobs/", own_page, name="job_list"),
+    path("own/history/", own_page, name="history"),
 ]

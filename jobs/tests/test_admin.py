@@ -19,7 +19,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from jobs import admin as jobs_admin
-from jobs.access import JOB_VIEWERS
+from jobs.access.permissions import JOB_VIEWERS
 from jobs.models import (
     NAME_MAX_LENGTH,
     CappedCount,

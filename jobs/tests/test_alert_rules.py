@@ -29,7 +29,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def local_hooks(settings):
-    """127.0.0.1 is internal: allowed as a receiver for these tests (jobs/outbound.py)."""
+    """127.0.0.1 is internal: allowed as a receiver for these tests (jobs/outbound/rules.py)."""
     settings.JOBS_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
     settings.JOBS_ALERT_BACKOFF_SECONDS = 0
 

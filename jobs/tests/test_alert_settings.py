@@ -10,7 +10,7 @@ import os
 import pytest
 from django.test import Client
 
-from jobs.masking import SECRET_CHANGED
+from jobs.access.masking import SECRET_CHANGED
 from jobs.models import Job, JobChange
 from jobs.tests.api_helpers import make_user, token_client
 from jobs.tests.factories import make_job

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def local_hooks(settings):
     """The webhook servers of these tests listen on 127.0.0.1, which the address rules
-    refuse (jobs/outbound.py) unless it is listed as an allowed internal receiver."""
+    refuse (jobs/outbound/rules.py) unless it is listed as an allowed internal receiver."""
     settings.JOBS_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
 
 

@@ -8,7 +8,7 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
-from jobs.access import JOB_VIEWERS
+from jobs.access.permissions import JOB_VIEWERS
 from jobs.tests.factories import make_user
 
 pytest_plugins = ["jobs.tests.ui_support"]
@@ -18,7 +18,7 @@ PAGE = "/api-token/"
 
 
 def _api_status(key: str) -> int:
-    return Client().get(reverse("api-job-list"), HTTP_AUTHORIZATION=f"Token {key}").status_code
+    return Client().get(reverse("jobs:api-job-list"), HTTP_AUTHORIZATION=f"Token {key}").status_code
 
 
 def test_the_page_says_there_is_none_and_a_post_makes_one_shown_once(signed_in: Client, user):
@@ -74,6 +74,6 @@ def test_a_post_needs_the_csrf_token_and_the_permission_to_see_jobs():
 
 def test_every_page_links_to_the_api_docs_and_the_token_page(signed_in: Client):
     text = signed_in.get("/").text
-    assert f'href="{reverse("api-docs")}"' in text
-    assert f'href="{reverse("api_token")}"' in text
-    assert signed_in.get(reverse("api-docs")).status_code == 200
+    assert f'href="{reverse("jobs:api-docs")}"' in text
+    assert f'href="{reverse("jobs:api_token")}"' in text
+    assert signed_in.get(reverse("jobs:api-docs")).status_code == 200

@@ -152,7 +152,7 @@ def reporting_job(**fields: Any) -> Job:
 def test_an_edit_on_the_dashboard_is_recorded_with_its_user_and_values(root) -> None:
     job = reporting_job()
     response = client_of(root).post(
-        reverse("job_edit", args=[job.pk]), dashboard_form(job, name="monthly report")
+        reverse("jobs:job_edit", args=[job.pk]), dashboard_form(job, name="monthly report")
     )
     assert response.status_code == 302
     change = latest(job.pk)
@@ -218,22 +218,22 @@ def test_times_are_recorded_as_iso_strings() -> None:
 def test_creating_enabling_disabling_and_deleting_are_recorded(root) -> None:
     client = client_of(root)
     form = dashboard_form(reporting_job(name="template"), name="nightly")
-    client.post(reverse("job_create"), form)
+    client.post(reverse("jobs:job_create"), form)
     job = Job.objects.get(name="nightly")
     created = latest(job.pk)
     assert (created.action, created.channel, created.username) == ("create", "dashboard", "root")
     assert created.changes["name"] == [None, "nightly"]
     assert created.changes["interval"] == [None, 10]
 
-    client.post(reverse("job_toggle", args=[job.pk]), {})
+    client.post(reverse("jobs:job_toggle", args=[job.pk]), {})
     assert (latest(job.pk).action, latest(job.pk).changes) == (
         "disable",
         {"is_active": [True, False]},
     )
-    client.post(reverse("job_toggle", args=[job.pk]), {"active": "1"})
+    client.post(reverse("jobs:job_toggle", args=[job.pk]), {"active": "1"})
     assert latest(job.pk).action == "enable"
 
-    client.post(reverse("job_delete", args=[job.pk]))
+    client.post(reverse("jobs:job_delete", args=[job.pk]))
     assert not Job.objects.filter(pk=job.pk).exists()
     deleted = latest(job.pk)
     assert deleted.action == "delete" and deleted.job_name == "nightly"
@@ -244,7 +244,7 @@ def test_creating_enabling_disabling_and_deleting_are_recorded(root) -> None:
 def test_run_now_and_cancel_are_recorded_with_the_run(root) -> None:
     job = reporting_job()
     client = client_of(root)
-    client.post(reverse("job_run", args=[job.pk]))
+    client.post(reverse("jobs:job_run", args=[job.pk]))
     run = JobHistory.objects.get(job=job)
     ran = latest(job.pk)
     assert (ran.action, ran.channel, ran.username, ran.run_id) == (
@@ -254,7 +254,7 @@ def test_run_now_and_cancel_are_recorded_with_the_run(root) -> None:
         run.pk,
     )
     assert ran.changes == {} and ran.snapshot is None
-    client.post(reverse("run_cancel", args=[run.pk]), {"confirm": "1"})
+    client.post(reverse("jobs:run_cancel", args=[run.pk]), {"confirm": "1"})
     cancelled = latest(job.pk)
     assert (cancelled.action, cancelled.run_id, cancelled.job_name) == ("cancel", run.pk, "report")
 
@@ -262,7 +262,7 @@ def test_run_now_and_cancel_are_recorded_with_the_run(root) -> None:
 def test_a_refused_cancel_records_nothing(root) -> None:
     run = make_run(reporting_job(), status=RunStatus.SUCCESS)
     before = JobChange.objects.count()
-    client_of(root).post(reverse("run_cancel", args=[run.pk]), {"confirm": "1"})
+    client_of(root).post(reverse("jobs:run_cancel", args=[run.pk]), {"confirm": "1"})
     assert JobChange.objects.count() == before
 
 
@@ -326,7 +326,7 @@ def test_a_save_that_changes_nothing_records_nothing(root) -> None:
     before = JobChange.objects.count()
     job.save()
     Job.objects.get(pk=job.pk).save()
-    client_of(root).post(reverse("job_edit", args=[job.pk]), dashboard_form(job))
+    client_of(root).post(reverse("jobs:job_edit", args=[job.pk]), dashboard_form(job))
     token_client(root).patch(f"/api/v1/jobs/{job.pk}/", {"name": "report"}, format="json")
     assert JobChange.objects.count() == before
 
@@ -358,7 +358,7 @@ def test_the_record_is_in_the_changes_transaction(monkeypatch) -> None:
 
 def test_a_deleted_users_changes_keep_the_username(root) -> None:
     job = reporting_job()
-    client_of(root).post(reverse("job_toggle", args=[job.pk]), {})
+    client_of(root).post(reverse("jobs:job_toggle", args=[job.pk]), {})
     root.delete()
     change = latest(job.pk)
     assert change.user is None and change.username == "root"
@@ -370,9 +370,9 @@ def test_a_deleted_users_changes_keep_the_username(root) -> None:
 def test_the_job_page_shows_the_changes_newest_first(root) -> None:
     job = reporting_job()
     client = client_of(root)
-    client.post(reverse("job_edit", args=[job.pk]), dashboard_form(job, name="monthly"))
-    client.post(reverse("job_toggle", args=[job.pk]), {})
-    page = client.get(reverse("job_detail", args=[job.pk])).text
+    client.post(reverse("jobs:job_edit", args=[job.pk]), dashboard_form(job, name="monthly"))
+    client.post(reverse("jobs:job_toggle", args=[job.pk]), {})
+    page = client.get(reverse("jobs:job_detail", args=[job.pk])).text
     section = page.split('id="changes"')[1]
     assert section.index("Disabled") < section.index("Edited") < section.index("Created")
     assert "report → monthly" in section
@@ -385,17 +385,19 @@ def test_the_job_page_shows_twenty_changes_and_links_to_older_ones(root) -> None
         job.description = f"version {n}"
         job.save()
     client = client_of(root)
-    first = client.get(reverse("job_detail", args=[job.pk]))
+    first = client.get(reverse("jobs:job_detail", args=[job.pk]))
     assert len(first.context["changes"].object_list) == 20
     assert "?changes=2#changes" in first.text and "Older changes" in first.text
-    second = client.get(reverse("job_detail", args=[job.pk]), {"changes": 2})
+    second = client.get(reverse("jobs:job_detail", args=[job.pk]), {"changes": 2})
     assert [c.action for c in second.context["changes"]][-1] == "create"
     assert "Newer changes" in second.text
 
 
 def test_the_live_part_of_the_job_page_reads_no_changes(root) -> None:
     job = reporting_job()
-    response = client_of(root).get(reverse("job_detail", args=[job.pk]), HTTP_HX_REQUEST="true")
+    response = client_of(root).get(
+        reverse("jobs:job_detail", args=[job.pk]), HTTP_HX_REQUEST="true"
+    )
     assert "changes" not in response.context
 
 
@@ -411,12 +413,12 @@ def test_restoring_an_earlier_version_puts_its_values_back(root) -> None:
         format="json",
     )
     first = changes_of(job.pk)[0]
-    page = client.get(reverse("job_detail", args=[job.pk])).text
-    assert reverse("job_restore", args=[job.pk, first.pk]) in page
+    page = client.get(reverse("jobs:job_detail", args=[job.pk])).text
+    assert reverse("jobs:job_restore", args=[job.pk, first.pk]) in page
     # The newest version is the job as it is: nothing to restore there.
-    assert reverse("job_restore", args=[job.pk, latest(job.pk).pk]) not in page
+    assert reverse("jobs:job_restore", args=[job.pk, latest(job.pk).pk]) not in page
 
-    response = client.post(reverse("job_restore", args=[job.pk, first.pk]))
+    response = client.post(reverse("jobs:job_restore", args=[job.pk, first.pk]))
     assert response.status_code == 302
     job.refresh_from_db()
     assert (job.name, job.interval, job.webhook_url) == ("report", 10, WEBHOOK)
@@ -444,7 +446,9 @@ def test_an_old_version_that_is_no_longer_valid_is_refused_and_nothing_changes(
     job.save()
     frozen_clock.shift(timedelta(hours=3))  # the first version's time has passed
     count = JobChange.objects.count()
-    response = client_of(root).post(reverse("job_restore", args=[job.pk, changes_of(job.pk)[0].pk]))
+    response = client_of(root).post(
+        reverse("jobs:job_restore", args=[job.pk, changes_of(job.pk)[0].pk])
+    )
     assert response.status_code == 302
     job.refresh_from_db()
     assert job.scheduled_at == NOW + timedelta(days=2)
@@ -459,10 +463,10 @@ def test_without_change_job_a_restore_is_forbidden_and_offered_nowhere(viewer) -
     job.save()
     first = changes_of(job.pk)[0]
     client = client_of(viewer)
-    page = client.get(reverse("job_detail", args=[job.pk])).text
+    page = client.get(reverse("jobs:job_detail", args=[job.pk])).text
     assert "Restore this version" not in page
     count = JobChange.objects.count()
-    assert client.post(reverse("job_restore", args=[job.pk, first.pk])).status_code == 403
+    assert client.post(reverse("jobs:job_restore", args=[job.pk, first.pk])).status_code == 403
     assert Job.objects.get(pk=job.pk).name == "changed"
     assert JobChange.objects.count() == count
 
@@ -473,8 +477,8 @@ def test_an_operator_may_restore(operator) -> None:
     job.save()
     client = client_of(operator)
     first = changes_of(job.pk)[0]
-    assert "Restore this version" in client.get(reverse("job_detail", args=[job.pk])).text
-    client.post(reverse("job_restore", args=[job.pk, first.pk]))
+    assert "Restore this version" in client.get(reverse("jobs:job_detail", args=[job.pk])).text
+    client.post(reverse("jobs:job_restore", args=[job.pk, first.pk]))
     assert Job.objects.get(pk=job.pk).name == "report"
 
 
@@ -482,9 +486,11 @@ def test_a_change_of_another_job_or_a_run_action_cannot_be_restored(root) -> Non
     job, other = reporting_job(), reporting_job(name="other")
     client = client_of(root)
     other_change = changes_of(other.pk)[0]
-    assert client.post(reverse("job_restore", args=[job.pk, other_change.pk])).status_code == 404
+    assert (
+        client.post(reverse("jobs:job_restore", args=[job.pk, other_change.pk])).status_code == 404
+    )
     engine.run_now(job)
-    response = client.post(reverse("job_restore", args=[job.pk, latest(job.pk).pk]))
+    response = client.post(reverse("jobs:job_restore", args=[job.pk, latest(job.pk).pk]))
     assert messages_of(response) == ["This change has no version to restore."]
 
 
@@ -504,7 +510,7 @@ def test_a_viewer_sees_the_secrets_masked_on_the_page_in_the_api_and_in_the_admi
 ) -> None:
     job = secret_job()
     client = client_of(viewer)
-    page = client.get(reverse("job_detail", args=[job.pk])).text
+    page = client.get(reverse("jobs:job_detail", args=[job.pk])).text
     assert "secret-token" not in page and "oncall@example.com" not in page
     assert "https://hooks.example.com/…" in page and "2 addresses" in page
 
@@ -524,7 +530,7 @@ def test_a_viewer_sees_the_secrets_masked_on_the_page_in_the_api_and_in_the_admi
 def test_an_operator_sees_the_secrets_whole(operator) -> None:
     job = secret_job()
     client = client_of(operator)
-    assert WEBHOOK in client.get(reverse("job_detail", args=[job.pk])).text
+    assert WEBHOOK in client.get(reverse("jobs:job_detail", args=[job.pk])).text
     body = client.get(f"/api/v1/jobs/{job.pk}/changes/").json()
     assert body["results"][0]["changes"]["webhook_url"] == ["", WEBHOOK]
     admin_page = client.get(reverse("admin:jobs_jobchange_change", args=[latest(job.pk).pk]))
@@ -689,7 +695,7 @@ def test_the_changes_are_in_japanese_too(root) -> None:
     client = client_of(root)
     client.post("/i18n/setlang/", {"language": "ja", "next": "/"})
     try:
-        page = client.get(reverse("job_detail", args=[job.pk])).text
+        page = client.get(reverse("jobs:job_detail", args=[job.pk])).text
     finally:
         # The request left Japanese active in this thread: later tests expect English.
         translation.activate(django_settings.LANGUAGE_CODE)

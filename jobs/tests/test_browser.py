@@ -24,7 +24,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.utils import timezone
 
-from jobs.access import JOB_ADMINS
+from jobs.access.permissions import JOB_ADMINS
 from jobs.models import Job, JobHistory, RunStatus
 from jobs.runtime.scheduler import Scheduler
 from jobs.tests.factories import make_job, make_run, make_user
@@ -647,7 +647,7 @@ def test_run_now_with_other_arguments(visit: Visit, scheduler) -> None:  # type:
     not os.environ.get("UPDATE_SCREENSHOTS"), reason="set UPDATE_SCREENSHOTS=1 to retake them"
 )
 def test_screenshots(visit: Visit, scheduler) -> None:  # type: ignore[no-untyped-def]
-    """The pictures in README.md ("Screens"): docs/*.png at 1280 px wide."""
+    """The pictures in docs/dashboard.md ("Screens"): docs/*.png at 1280 px wide."""
     _populate_for_screenshots()
     page = visit.page
     visit.log_in()

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from jobs import engine
-from jobs.access import JOB_ADMINS, JOB_VIEWERS
+from jobs.access.permissions import JOB_ADMINS, JOB_VIEWERS
 from jobs.executors import Outcome
 from jobs.models import Job, JobHistory, JobState, RunStatus
 from jobs.runs import RunResult
@@ -173,10 +173,10 @@ def pending_run(make_job, clock) -> JobHistory:
 
 
 def test_the_run_page_cancels_a_pending_run_and_says_who(signed_in: Client, pending_run):
-    url = reverse("run_detail", args=[pending_run.pk])
+    url = reverse("jobs:run_detail", args=[pending_run.pk])
     page = signed_in.get(url).content.decode()
     assert 'id="cancel-run"' in page
-    cancel_url = reverse("run_cancel", args=[pending_run.pk])
+    cancel_url = reverse("jobs:run_cancel", args=[pending_run.pk])
     # The page's button asks first: a page with the form that confirms, nothing changed.
     asked = signed_in.post(cancel_url)
     assert asked.status_code == 200 and 'id="confirm-cancel"' in asked.text
@@ -201,8 +201,8 @@ def test_the_run_page_cancels_a_pending_run_and_says_who(signed_in: Client, pend
 def test_the_job_page_offers_cancel_for_its_pending_and_running_runs(
     signed_in: Client, pending_run
 ):
-    job_url = reverse("job_detail", args=[pending_run.job_id])
-    cancel_url = reverse("run_cancel", args=[pending_run.pk])
+    job_url = reverse("jobs:job_detail", args=[pending_run.job_id])
+    cancel_url = reverse("jobs:run_cancel", args=[pending_run.pk])
     assert f'action="{cancel_url}"' in signed_in.get(job_url).content.decode()
     asked = signed_in.post(cancel_url, {"next": job_url})
     # The page that asks keeps where to go back to, for both of its answers.
@@ -214,9 +214,9 @@ def test_the_job_page_offers_cancel_for_its_pending_and_running_runs(
 
 def test_cancelling_a_finished_run_says_why_and_changes_nothing(signed_in: Client, pending_run):
     JobHistory.objects.filter(pk=pending_run.pk).update(status=RunStatus.SUCCESS)
-    asked = signed_in.post(reverse("run_cancel", args=[pending_run.pk]))
+    asked = signed_in.post(reverse("jobs:run_cancel", args=[pending_run.pk]))
     assert "This run has already finished" in asked.text and "confirm-cancel" not in asked.text
-    response = signed_in.post(reverse("run_cancel", args=[pending_run.pk]), {"confirm": "1"})
+    response = signed_in.post(reverse("jobs:run_cancel", args=[pending_run.pk]), {"confirm": "1"})
     assert [str(m) for m in get_messages(response.wsgi_request)] == [
         "This run has already finished: only a pending or running run can be cancelled."
     ]
@@ -224,7 +224,7 @@ def test_cancelling_a_finished_run_says_why_and_changes_nothing(signed_in: Clien
 
 
 def test_cancel_is_post_only_and_needs_the_csrf_token(alice, pending_run):
-    url = reverse("run_cancel", args=[pending_run.pk])
+    url = reverse("jobs:run_cancel", args=[pending_run.pk])
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(alice)
     assert strict.get(url).status_code == 405
@@ -234,7 +234,7 @@ def test_cancel_is_post_only_and_needs_the_csrf_token(alice, pending_run):
 
 
 def test_cancel_needs_a_login(client: Client, pending_run):
-    response = client.post(reverse("run_cancel", args=[pending_run.pk]))
+    response = client.post(reverse("jobs:run_cancel", args=[pending_run.pk]))
     assert response.status_code == 302 and "/accounts/login/" in response.url
     assert JobHistory.objects.get().status == RunStatus.PENDING
 

@@ -352,7 +352,7 @@ def test_a_scheduler_pass_runs_the_chain_to_its_end(make_job, clock, instant):
 def test_chained_runs_go_through_huey_too(make_job, clock, instant):
     from huey.contrib.djhuey import HUEY
 
-    from jobs.tasks import send_runs
+    from jobs.huey.tasks import send_runs
 
     was, HUEY.immediate = HUEY.immediate, True
     try:

@@ -130,7 +130,7 @@ def edit_form(job: Job, **fields: Any) -> dict[str, Any]:
 def test_the_dashboard_form_refuses_a_loop_at_the_field_and_saves_nothing(browser, trio):
     a, _b, c = trio
     response = browser.post(
-        reverse("job_edit", args=[c.pk]), edit_form(c, name="renamed", on_failure=ids([a]))
+        reverse("jobs:job_edit", args=[c.pk]), edit_form(c, name="renamed", on_failure=ids([a]))
     )
     assert response.status_code == 200
     errors = response.context["form"].errors
@@ -145,7 +145,7 @@ def test_the_dashboard_form_refuses_a_loop_at_the_field_and_saves_nothing(browse
 def test_the_dashboard_form_saves_chains_and_records_them_with_the_fields(browser, trio):
     a, b, c = trio
     response = browser.post(
-        reverse("job_edit", args=[a.pk]),
+        reverse("jobs:job_edit", args=[a.pk]),
         edit_form(a, description="nightly", on_success=ids([b]), on_failure=ids([c])),
     )
     assert response.status_code == 302
@@ -160,7 +160,7 @@ def test_the_job_form_shows_the_chosen_jobs_and_not_every_job(browser, trio):
     a, b, _ = trio
     for i in range(30):
         make_job(name=f"unrelated {i}")
-    page = browser.get(reverse("job_edit", args=[a.pk])).content.decode()
+    page = browser.get(reverse("jobs:job_edit", args=[a.pk])).content.decode()
     assert f'value="{b.pk}"' in page and "checked" in page
     assert "unrelated" not in page
     assert "jobs/job_picker.js" in page
@@ -171,7 +171,7 @@ def test_the_picker_search_offers_matching_jobs_but_not_the_job_or_those_chosen(
     a, b, _c = trio
     make_job(name="another b")
     response = browser.get(
-        reverse("job_choices"),
+        reverse("jobs:job_choices"),
         {"field": "on_success", "on_success_search": "b", "exclude": str(a.pk), "on_success": b.pk},
     )
     page = response.content.decode()
@@ -183,13 +183,13 @@ def test_the_picker_search_offers_matching_jobs_but_not_the_job_or_those_chosen(
 def test_the_picker_search_needs_a_known_field_and_the_view_permission(trio):
     viewer = Client()
     viewer.force_login(make_user("nobody-yet"))
-    assert viewer.get(reverse("job_choices"), {"field": "name"}).status_code == 400
+    assert viewer.get(reverse("jobs:job_choices"), {"field": "name"}).status_code == 400
     from django.contrib.auth import get_user_model
 
     stranger = get_user_model().objects.create_user("stranger", password="pw-not-used")
     outsider = Client()
     outsider.force_login(stranger)
-    assert outsider.get(reverse("job_choices"), {"field": "on_success"}).status_code == 403
+    assert outsider.get(reverse("jobs:job_choices"), {"field": "on_success"}).status_code == 403
 
 
 # --- the admin -----------------------------------------------------------------------------
@@ -342,7 +342,7 @@ def test_restoring_an_earlier_version_leaves_the_chains_as_they_are(trio):
 
 def test_the_job_page_shows_chain_changes_by_name(browser, trio):
     a, _b, _ = trio
-    page = browser.get(reverse("job_detail", args=[a.pk])).content.decode()
+    page = browser.get(reverse("jobs:job_detail", args=[a.pk])).content.decode()
     changes = page.split('id="change-list"')[1]
     assert "On success, run" in changes and "— → b" in changes
 
@@ -352,12 +352,14 @@ def test_the_job_page_shows_chain_changes_by_name(browser, trio):
 
 def test_both_jobs_pages_show_the_chain(browser, trio):
     a, b, c = trio
-    page = browser.get(reverse("job_detail", args=[b.pk])).content.decode()
+    page = browser.get(reverse("jobs:job_detail", args=[b.pk])).content.decode()
     runs_next = page.split('id="job-runs-next"')[1].split("</dd>")[0]
     assert "on failure:" in runs_next and f'href="/jobs/{c.pk}/"' in runs_next
     started_by = page.split('id="job-started-by"')[1].split("</dd>")[0]
     assert "on success of:" in started_by and f'href="/jobs/{a.pk}/"' in started_by
-    plain = browser.get(reverse("job_detail", args=[make_job(name="alone").pk])).content.decode()
+    plain = browser.get(
+        reverse("jobs:job_detail", args=[make_job(name="alone").pk])
+    ).content.decode()
     assert "job-runs-next" not in plain and "job-started-by" not in plain
 
 
@@ -365,17 +367,17 @@ def test_a_chained_runs_page_links_to_its_cause_and_the_cause_to_it(browser, tri
     a, b, _ = trio
     cause = make_run(a)
     chained = make_run(b, trigger=Trigger.CHAIN, caused_by=cause, status=RunStatus.PENDING)
-    page = browser.get(reverse("run_detail", args=[chained.pk])).content.decode()
+    page = browser.get(reverse("jobs:run_detail", args=[chained.pk])).content.decode()
     caused_by = page.split('id="run-caused-by"')[1].split("</dd>")[0]
     assert f'href="/runs/{cause.pk}/"' in caused_by and "a run of a" in caused_by
-    page = browser.get(reverse("run_detail", args=[cause.pk])).content.decode()
+    page = browser.get(reverse("jobs:run_detail", args=[cause.pk])).content.decode()
     assert f'href="/runs/{chained.pk}/"' in page.split('id="run-chained"')[1]
     admin_page = browser.get(reverse("admin:jobs_jobhistory_change", args=[chained.pk]))
     assert reverse("admin:jobs_jobhistory_change", args=[cause.pk]) in admin_page.content.decode()
 
 
 def test_a_user_who_may_only_view_sees_the_chains_read_only_in_the_admin(trio):
-    from jobs.access import JOB_VIEWERS
+    from jobs.access.permissions import JOB_VIEWERS
     from jobs.tests.factories import make_user as make_member
 
     a, _b, _ = trio

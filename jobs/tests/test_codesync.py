@@ -14,8 +14,10 @@ from django.db import transaction
 from django.forms.models import model_to_dict
 from django.utils import timezone
 
-from jobs import codesync, registry, schedules
+from jobs import codesync
 from jobs.models import ChangeAction, Channel, Job, JobChange, JobHistory
+from jobs.pytasks import registry
+from jobs.schedules import arithmetic as schedules
 from jobs.tests.declaring import TASK, code_job, syncjobs
 from jobs.tests.factories import NOW, make_job, make_run
 

@@ -11,9 +11,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from jobs import registry
-from jobs.access import JOB_ADMINS
+from jobs.access.permissions import JOB_ADMINS
 from jobs.models import Job, JobChange
+from jobs.pytasks import registry
 from jobs.tests.api_helpers import token_client
 from jobs.tests.declaring import TASK, code_job, syncjobs
 from jobs.tests.factories import make_user
@@ -65,7 +65,7 @@ BROWSER_POST = {
 
 
 def test_the_job_page_says_where_the_job_is_defined(dashboard, job):
-    page = dashboard.get(reverse("job_detail", args=[job.pk])).text
+    page = dashboard.get(reverse("jobs:job_detail", args=[job.pk])).text
 
     assert f"Defined in code: {SOURCE}." in page
     assert "read-only here" in page
@@ -74,7 +74,7 @@ def test_the_job_page_says_where_the_job_is_defined(dashboard, job):
 def test_the_list_marks_the_jobs_from_code(dashboard, job, make_job):
     mine = make_job(name="made on the dashboard")
 
-    page = dashboard.get(reverse("job_list")).text
+    page = dashboard.get(reverse("jobs:job_list")).text
 
     row = page[page.index(f'id="job-{job.pk}"') :]
     assert f'data-code title="Defined in code: {SOURCE}"' in row[: row.index("</tr>")]
@@ -86,14 +86,14 @@ def test_a_job_whose_declaration_is_gone_says_so_on_its_page(dashboard, job):
     registry.unregister(TASK)
     syncjobs()
 
-    page = dashboard.get(reverse("job_detail", args=[job.pk])).text
+    page = dashboard.get(reverse("jobs:job_detail", args=[job.pk])).text
 
     assert "No longer declared in code." in page
     assert f"It was defined in {SOURCE}" in page
 
 
 def test_the_form_shows_the_fields_the_code_owns_disabled(dashboard, job):
-    form = dashboard.get(reverse("job_edit", args=[job.pk])).context["form"]
+    form = dashboard.get(reverse("jobs:job_edit", args=[job.pk])).context["form"]
 
     owned = ("name", "description", "executor", "task", "command", "schedule_type", "interval")
     for name in (*owned, "interval_unit", "max_retries", "arg-day", "arg-count"):
@@ -101,14 +101,16 @@ def test_the_form_shows_the_fields_the_code_owns_disabled(dashboard, job):
         assert "data-code-owned" in form.fields[name].widget.attrs, name
     for name in ("is_active", "overlap_policy", "timeout_seconds", "notify_emails"):
         assert not form.fields[name].disabled, name
-    assert f"Defined in code: {SOURCE}." in dashboard.get(reverse("job_edit", args=[job.pk])).text
+    assert (
+        f"Defined in code: {SOURCE}." in dashboard.get(reverse("jobs:job_edit", args=[job.pk])).text
+    )
 
 
 def test_the_form_saves_what_the_operator_owns_and_keeps_what_the_code_owns(dashboard, job):
     before = stored(job)
     data = {**BROWSER_POST, "is_active": "", "timeout_seconds": "60"}
 
-    response = dashboard.post(reverse("job_edit", args=[job.pk]), data)
+    response = dashboard.post(reverse("jobs:job_edit", args=[job.pk]), data)
 
     assert response.status_code == 302, response.context["form"].errors
     after = stored(job)
@@ -137,7 +139,7 @@ def test_a_post_changing_a_field_the_code_owns_is_refused_and_changes_nothing(
     before = stored(job)
     changes = JobChange.objects.count()
 
-    response = dashboard.post(reverse("job_edit", args=[job.pk]), {**BROWSER_POST, **posted})
+    response = dashboard.post(reverse("jobs:job_edit", args=[job.pk]), {**BROWSER_POST, **posted})
 
     assert response.status_code == 200
     assert any(REFUSAL in message for message in response.context["form"].errors[field])
@@ -146,15 +148,15 @@ def test_a_post_changing_a_field_the_code_owns_is_refused_and_changes_nothing(
 
 
 def test_the_switch_still_disables_and_enables_a_job_from_code(dashboard, job):
-    dashboard.post(reverse("job_toggle", args=[job.pk]))
+    dashboard.post(reverse("jobs:job_toggle", args=[job.pk]))
     assert not stored(job)["is_active"]
-    dashboard.post(reverse("job_toggle", args=[job.pk]), {"active": "1"})
+    dashboard.post(reverse("jobs:job_toggle", args=[job.pk]), {"active": "1"})
     assert stored(job)["is_active"]
 
 
 def test_the_schedule_preview_of_a_job_from_code_reads_its_schedule(dashboard, job):
     # Its schedule fields are disabled in the form, so the preview is sent none of them.
-    response = dashboard.get(reverse("schedule_preview"), {"job": str(job.pk)})
+    response = dashboard.get(reverse("jobs:schedule_preview"), {"job": str(job.pk)})
 
     assert response.status_code == 200
     assert response.context["errors"] == []
@@ -163,11 +165,13 @@ def test_the_schedule_preview_of_a_job_from_code_reads_its_schedule(dashboard, j
 
 def test_restoring_an_old_version_leaves_the_fields_the_code_owns(dashboard, job, declare):
     first = JobChange.objects.filter(job_id=job.pk).earliest("id")
-    dashboard.post(reverse("job_edit", args=[job.pk]), {**BROWSER_POST, "timeout_seconds": "60"})
+    dashboard.post(
+        reverse("jobs:job_edit", args=[job.pk]), {**BROWSER_POST, "timeout_seconds": "60"}
+    )
     declare(every=timedelta(minutes=20), max_retries=3, arguments={"day": "monday"})
     syncjobs()
 
-    dashboard.post(reverse("job_restore", args=[job.pk, first.pk]))
+    dashboard.post(reverse("jobs:job_restore", args=[job.pk, first.pk]))
 
     restored = stored(job)
     assert restored["timeout_seconds"] is None  # the operator's field, put back

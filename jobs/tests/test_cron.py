@@ -10,9 +10,10 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.db import IntegrityError, transaction
 
-from jobs import engine, schedules
+from jobs import engine
 from jobs.models import Job, JobHistory
-from jobs.schedules import CronSchedule, plan_cron_claim
+from jobs.schedules import arithmetic as schedules
+from jobs.schedules.arithmetic import CronSchedule, plan_cron_claim
 from jobs.tests.factories import NOW
 
 GRACE = timedelta(seconds=5)

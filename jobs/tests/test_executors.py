@@ -20,13 +20,14 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from jobs import engine, registry
+from jobs import engine
 from jobs.engine.logs import safe_log
 from jobs.executors import ExecutionContext
 from jobs.executors.output import RunOutput
 from jobs.executors.python import PythonExecutor
 from jobs.executors.shell import ShellExecutor
 from jobs.models import Job, JobHistory, RunStatus
+from jobs.pytasks import registry
 from jobs.runtime.scheduler import Scheduler
 from jobs.runtime.worker import Heartbeater
 from jobs.tests import sample_tasks

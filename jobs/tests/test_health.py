@@ -15,9 +15,9 @@ from django.core.management.base import SystemCheckError
 from django.utils import timezone
 
 from jobs import engine, metrics
+from jobs.access.masking import url_origin
 from jobs.alerts import health
 from jobs.alerts.checks import admin_alert_url_allowed
-from jobs.masking import url_origin
 from jobs.models import SchedulerAction, SchedulerEvent, SchedulerHealth, SchedulerHeartbeat
 from jobs.runtime.scheduler import Scheduler
 from jobs.tests.api_helpers import webhook_server

@@ -18,7 +18,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, reverse
 from rest_framework.authtoken.models import Token
 
-from jobs.access import JOB_VIEWERS
+from jobs.access.permissions import JOB_VIEWERS
 from jobs.models import Channel, Job, JobChange, JobHistory
 from jobs.tests.factories import make_job, make_run, make_user
 from jobs.tests.host_urls import PREFIX
@@ -93,7 +93,7 @@ def _screens() -> Iterator[URLPattern]:
 def _url(pattern: URLPattern, job: Job, run: JobHistory, change: JobChange) -> str:
     values = {"job_id": job.pk, "run_id": run.pk, "change_id": change.pk}
     wanted = pattern.pattern.converters
-    return reverse(pattern.name, kwargs={name: values[name] for name in wanted})
+    return reverse(f"jobs:{pattern.name}", kwargs={name: values[name] for name in wanted})
 
 
 @pytest.fixture
@@ -124,6 +124,26 @@ def test_every_screen_and_every_link_in_it_is_under_the_prefix(host, objects):
     assert pages >= 10
 
 
+def test_the_project_s_own_dashboard_job_list_and_history_do_not_clash_with_the_app_s(host):
+    assert [reverse(name) for name in ("dashboard", "job_list", "history")] == [
+        "/",
+        "/own/jobs/",
+        "/own/history/",
+    ]
+    assert reverse("jobs:dashboard") == PREFIX
+    client = Client()
+    client.force_login(make_user("root", superuser=True))
+    assert client.get("/").content == b"the project's own dashboard"
+    page = client.get(reverse("jobs:dashboard")).content.decode()
+    links = set(LINK.findall(page))
+    assert {PREFIX, f"{PREFIX}jobs/", f"{PREFIX}history/"} <= links
+    assert links & {"/", "/own/jobs/", "/own/history/"} == set()
+    # A form's redirect after its POST goes to the app's page too.
+    job = make_job(name="nightly")
+    deleted = client.post(reverse("jobs:job_delete", args=[job.pk]))
+    assert deleted["Location"] == f"{PREFIX}jobs/"
+
+
 def test_every_screen_sends_an_anonymous_visitor_to_the_login_page(host, objects):
     job, run, change = objects
     client = Client()
@@ -137,7 +157,7 @@ def test_every_screen_sends_an_anonymous_visitor_to_the_login_page(host, objects
             assert response.status_code == 302, (url, response.status_code)
             assert response["Location"] == f"/accounts/login/?next={url}"
     # A page's polling after the session expired: the whole tab goes to the login page.
-    polled = client.get(reverse("dashboard"), HTTP_HX_REQUEST="true")
+    polled = client.get(reverse("jobs:dashboard"), HTTP_HX_REQUEST="true")
     assert polled["HX-Redirect"] == f"/accounts/login/?next={PREFIX}"
     assert Job.objects.get().is_active  # no POST changed anything
 
@@ -147,17 +167,17 @@ def test_a_screen_checks_csrf_without_the_middleware(host):
     job = make_job(name="nightly")
     client = Client(enforce_csrf_checks=True)
     client.force_login(make_user("root", superuser=True))
-    assert client.post(reverse("job_toggle", args=[job.pk])).status_code == 403
+    assert client.post(reverse("jobs:job_toggle", args=[job.pk])).status_code == 403
     assert Job.objects.get().is_active
 
 
 def test_a_nul_byte_is_refused_without_the_middleware(host):
     client = Client()
     client.force_login(make_user("root", superuser=True))
-    assert client.get(reverse("job_list"), {"q": "a\x00b"}).status_code == 400
+    assert client.get(reverse("jobs:job_list"), {"q": "a\x00b"}).status_code == 400
     token = Token.objects.create(user=make_user("viewer", JOB_VIEWERS))
     api = Client(HTTP_AUTHORIZATION=f"Token {token.key}\x00")
-    assert api.get(reverse("api-job-list")).status_code == 400
+    assert api.get(reverse("jobs:api-job-list")).status_code == 400
 
 
 def test_the_browser_zone_and_the_actor_without_the_middleware(host):
@@ -166,8 +186,8 @@ def test_the_browser_zone_and_the_actor_without_the_middleware(host):
     root = make_user("root", superuser=True)
     client.force_login(root)
     client.cookies["tz"] = "Asia/Tokyo"
-    assert "Time zone: Asia/Tokyo" in client.get(reverse("job_list")).content.decode()
-    assert client.post(reverse("job_toggle", args=[job.pk])).status_code == 302
+    assert "Time zone: Asia/Tokyo" in client.get(reverse("jobs:job_list")).content.decode()
+    assert client.post(reverse("jobs:job_toggle", args=[job.pk])).status_code == 302
     change = JobChange.objects.filter(job_id=job.pk).latest("created_at")
     assert (change.channel, change.username) == (Channel.DASHBOARD, "root")
     # The admin's pages of the app's models too.
@@ -184,9 +204,9 @@ def test_the_api_keeps_its_own_authentication_permissions_and_pages(host):
     make_job(name="one")
     make_job(name="two")
     anonymous = Client()
-    assert anonymous.get(reverse("api-job-list")).status_code == 401
+    assert anonymous.get(reverse("jobs:api-job-list")).status_code == 401
     refused = anonymous.post(
-        reverse("api-job-list"),
+        reverse("jobs:api-job-list"),
         {"name": "x", "schedule_type": "interval", "interval": 1, "interval_unit": "hour"},
         content_type="application/json",
     )
@@ -194,27 +214,28 @@ def test_the_api_keeps_its_own_authentication_permissions_and_pages(host):
     # The project's BasicAuthentication is not the API's.
     make_user("viewer", JOB_VIEWERS, password="right-password")
     basic = Client(HTTP_AUTHORIZATION="Basic dmlld2VyOnJpZ2h0LXBhc3N3b3Jk")  # viewer:right-password
-    assert basic.get(reverse("api-job-list")).status_code == 401
+    assert basic.get(reverse("jobs:api-job-list")).status_code == 401
     token = Token.objects.create(user=make_user("reader", JOB_VIEWERS))
     reader = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
-    page = reader.get(reverse("api-job-list"))
+    page = reader.get(reverse("jobs:api-job-list"))
     assert page.status_code == 200
     body = page.json()
     assert set(body) == {"count", "next", "previous", "results"} and body["count"] == 2
     assert len(body["results"]) == 2  # not the project's PAGE_SIZE of 1
     # A write needs its permission whatever the project's AllowAny says.
     assert (
-        reader.post(reverse("api-job-list"), {}, content_type="application/json").status_code == 403
+        reader.post(reverse("jobs:api-job-list"), {}, content_type="application/json").status_code
+        == 403
     )
 
 
 def test_the_api_schema_gives_the_paths_under_the_prefix(host):
-    schema = Client().get(reverse("api-schema"), {"format": "json"})
+    schema = Client().get(reverse("jobs:api-schema"), {"format": "json"})
     assert schema.status_code == 200
     paths = list(schema.json()["paths"])
     assert paths and all(path.startswith(f"{PREFIX}api/v1/") for path in paths), paths
     assert f"{PREFIX}api/v1/jobs/" in paths
-    docs = Client().get(reverse("api-docs"))
+    docs = Client().get(reverse("jobs:api-docs"))
     assert docs.status_code == 200 and f"{PREFIX}api/schema/" in docs.content.decode()
 
 

@@ -18,8 +18,8 @@ from huey.registry import Message
 from rest_framework.test import APIClient
 
 from jobs.api.parsers import MAX_DEPTH, depth
-from jobs.huey_serializer import JSONSerializer
-from jobs.tasks import execute_runs, scheduler_pass
+from jobs.huey.serializer import JSONSerializer
+from jobs.huey.tasks import execute_runs, scheduler_pass
 from jobs.tests.api_helpers import make_user
 from jobs.tests.processes import with_private_files
 
@@ -220,7 +220,7 @@ class _Boom:
 
 def test_a_pickled_huey_message_is_refused_unread():
     payloads = [
-        pickle.dumps(Message("id", "jobs.tasks.execute_runs", args=(["run-1"],))),
+        pickle.dumps(Message("id", "jobs.huey.tasks.execute_runs", args=(["run-1"],))),
         pickle.dumps(_Boom()),
     ]
     for payload in payloads:

@@ -8,10 +8,10 @@ import pytest
 from huey.contrib.djhuey import HUEY
 
 from jobs import engine
+from jobs.huey.tasks import send_runs
 from jobs.models import JobHistory, RunStatus
 from jobs.runtime.pool import HueyHandoff
 from jobs.runtime.scheduler import Scheduler
-from jobs.tasks import send_runs
 from jobs.tests.factories import NOW
 
 
@@ -55,7 +55,7 @@ def test_a_run_whose_message_was_lost_is_handed_out_again_after_the_timeout(
 
 @pytest.mark.django_db(transaction=True)
 def test_a_message_delivered_twice_starts_the_run_once(make_job, clock, instant, immediate_huey):
-    from jobs.tasks import execute_runs
+    from jobs.huey.tasks import execute_runs
 
     job = make_job()
     clock.move_to(job.next_run_at)

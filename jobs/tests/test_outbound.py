@@ -1,4 +1,4 @@
-"""Webhooks reach public addresses only (jobs/outbound.py), checked when a job is
+"""Webhooks reach public addresses only (jobs/outbound/rules.py), checked when a job is
 validated and again, on the address actually connected to, when an alert is sent; one
 deadline for a whole delivery; no proxies. Real sockets on 127.0.0.1, all bounded."""
 

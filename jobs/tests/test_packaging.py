@@ -1,5 +1,6 @@
 """The app as a package: every setting it reads has a default of its own, its system
-checks pass with none of them set, and its declared dependencies are the site's.
+checks pass with none of them set, its declared dependencies are the site's (Huey, redis-py
+and psycopg only as extras), and it states its licence and the versions it supports.
 
 Building the wheel and installing it into a fresh virtualenv is scripts/check-host's
 job (CI runs it): it takes a minute and the network's packages.
@@ -130,3 +131,28 @@ def test_the_packages_dependencies_are_the_sites_requirements():
     for dependency in declared:
         name = dependency.split(">")[0].split("<")[0].split("[")[0].strip().lower()
         assert required.get(name) == dependency.replace(" ", ""), dependency
+
+
+def test_the_package_has_its_licence_and_says_which_versions_it_supports():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "BSD-3-Clause"
+    assert project["license-files"] == ["LICENSE"]
+    assert (ROOT / "LICENSE").read_text().startswith("BSD 3-Clause License\n")
+    classifiers = set(project["classifiers"])
+    assert {"Framework :: Django :: 5.2", "Programming Language :: Python :: 3.11"} <= classifiers
+    assert project["requires-python"] == ">=3.11"
+
+
+def test_huey_redis_and_psycopg_are_extras_not_dependencies():
+    """A project without Huey or PostgreSQL installs neither (the app never imports them
+    then: test_host_without_huey.py)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    names = {
+        dependency.split(">")[0].split("[")[0].strip().lower()
+        for dependency in project["dependencies"]
+    }
+    assert names & {"huey", "redis", "psycopg", "django-axes"} == set()
+    extras = project["optional-dependencies"]
+    assert [d.split(">")[0] for d in extras["huey"]] == ["huey", "redis"]
+    assert extras["postgres"][0].startswith("psycopg")
+    assert extras["axes"][0].startswith("django-axes")

@@ -13,7 +13,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from jobs import engine, metrics
-from jobs.access import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS
+from jobs.access.permissions import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS
 from jobs.models import Channel, SchedulerEvent, SchedulerState, acting
 from jobs.tests.api_helpers import token_client
 from jobs.tests.factories import NOW, make_job, make_run, make_user
@@ -85,8 +85,8 @@ def test_every_page_shows_the_banner_while_paused_and_none_otherwise(job_admin, 
         assert "until 2026-03-01 14:00" in page.text, url
         assert "Upgrading &lt;the&gt; database" in page.text, url  # escaped
     # The resume control for who may resume, in the dashboard's pages.
-    assert reverse("scheduler_resume") in job_admin.get("/jobs/").text
-    assert reverse("scheduler_resume") not in viewer.get("/jobs/").text
+    assert reverse("jobs:scheduler_resume") in job_admin.get("/jobs/").text
+    assert reverse("jobs:scheduler_resume") not in viewer.get("/jobs/").text
     assert 'id="scheduler-banner"' in viewer.get("/jobs/").text
 
     clock.move_to(NOW + timedelta(hours=2))  # the until has come: no banner, not settled yet
@@ -111,7 +111,7 @@ def test_htmx_fragments_do_not_show_the_banner(job_admin, clock):
 
 def test_the_dashboard_pauses_and_resumes_with_the_permission(job_admin, clock):
     done = job_admin.post(
-        reverse("scheduler_pause"), {"until": "2026-03-01T15:30", "note": "  deploy  "}
+        reverse("jobs:scheduler_pause"), {"until": "2026-03-01T15:30", "note": "  deploy  "}
     )
     assert done.status_code == 302 and done["Location"] == "/scheduler/"
     switch = SchedulerState.objects.get()
@@ -126,7 +126,7 @@ def test_the_dashboard_pauses_and_resumes_with_the_permission(job_admin, clock):
     assert 'data-state="paused"' in page.text
     assert 'data-action="pause"' in page.text  # the record, on the page
 
-    back = job_admin.post(reverse("scheduler_resume"), {"next": "/jobs/"})
+    back = job_admin.post(reverse("jobs:scheduler_resume"), {"next": "/jobs/"})
     assert back["Location"] == "/jobs/"
     assert not SchedulerState.objects.get().is_paused(timezone.now())
     assert list(SchedulerEvent.objects.order_by("id").values_list("action", "username")) == [
@@ -147,7 +147,7 @@ def test_the_dashboard_pauses_and_resumes_with_the_permission(job_admin, clock):
 def test_a_bad_pause_gets_a_message_at_its_field_and_changes_nothing(
     job_admin, clock, data, field, message
 ):
-    page = job_admin.post(reverse("scheduler_pause"), data)
+    page = job_admin.post(reverse("jobs:scheduler_pause"), data)
     assert page.status_code == 200
     assert message in str(page.context["form"].errors[field])
     assert "is-invalid" in page.text
@@ -159,10 +159,10 @@ def test_without_the_permission_the_switch_is_refused_and_not_shown(clock):
         client = signed_in(make_user(f"user-{grant.name}", grant))
         assert client.get("/scheduler/").status_code == 200
         assert 'id="pause-form"' not in client.get("/scheduler/").text
-        assert client.post(reverse("scheduler_pause"), {"note": "x"}).status_code == 403
+        assert client.post(reverse("jobs:scheduler_pause"), {"note": "x"}).status_code == 403
         assert unchanged()
     engine.pause()
-    assert client.post(reverse("scheduler_resume")).status_code == 403
+    assert client.post(reverse("jobs:scheduler_resume")).status_code == 403
     assert SchedulerState.objects.get().is_paused(timezone.now())
     nobody = signed_in(make_user("nobody"))
     assert nobody.get("/scheduler/").status_code == 403

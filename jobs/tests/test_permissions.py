@@ -1,4 +1,4 @@
-"""One permission model for the dashboard, the API and the admin (jobs.access).
+"""One permission model for the dashboard, the API and the admin (jobs.access.permissions).
 
 For each entry point: a user without the permission is refused (403) and nothing
 changes; a user with it succeeds. Users are made as an administrator would make them:
@@ -16,7 +16,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 from django.urls import reverse
 
-from jobs.access import GROUPS, JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS
+from jobs.access.permissions import GROUPS, JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS
 from jobs.models import Job, JobHistory, RunStatus
 from jobs.tests.api_helpers import token_client
 from jobs.tests.factories import make_job, make_run, make_user

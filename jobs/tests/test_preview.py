@@ -1,4 +1,4 @@
-"""The schedule preview (jobs/preview.py): its occurrences, its daylight-saving notes, its
+"""The schedule preview (jobs/forecasts/preview.py): its occurrences, its daylight-saving notes, its
 messages, and that the scheduler then claims exactly the occurrences it showed."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.core.exceptions import ValidationError
 
-from jobs import preview
+from jobs.forecasts import preview
 from jobs.models import Job
 from jobs.runtime.scheduler import Scheduler
 from jobs.tests.factories import NOW, make_job

@@ -1,4 +1,5 @@
-"""Every URL of the site needs a login except the few README "Who can do what" lists.
+"""Every URL of the site needs a login except the few that docs/permissions.md ("Who can do
+what") lists.
 
 The URL list is walked, not written down here, so a new page that forgets its login
 check fails this test.
@@ -17,9 +18,9 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 pytestmark = pytest.mark.django_db
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PERMISSIONS = Path(__file__).resolve().parents[2] / "docs" / "permissions.md"
 
-# What an anonymous visitor may open, as the README says it.
+# What an anonymous visitor may open, as docs/permissions.md says it.
 PUBLIC = {
     "/accounts/login/",
     "/healthz",
@@ -72,8 +73,8 @@ def test_every_page_but_the_listed_ones_needs_a_login(client: Client) -> None:
     assert PUBLIC - {"/i18n/setlang/"} <= opened
 
 
-def test_the_readme_lists_each_public_page() -> None:
-    section = README.read_text().split("## Who can do what", 1)[1].split("\n## ", 1)[0]
+def test_the_permissions_page_lists_each_public_page() -> None:
+    section = PERMISSIONS.read_text().split("## Who can do what", 1)[1].split("\n## ", 1)[0]
     for path in PUBLIC - {"/accounts/login/"}:
         assert f"`{path}`" in section, path
     assert "login page" in section

@@ -13,9 +13,10 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from jobs import engine, queues
+from jobs import engine
 from jobs.executors import ExecutionContext, Outcome
 from jobs.models import Job, JobHistory, OverlapPolicy, RunStatus, Trigger
+from jobs.queues import settings as queues
 from jobs.runs import RunResult, RunTicket
 from jobs.runtime.pool import HueyHandoff
 from jobs.runtime.scheduler import Scheduler

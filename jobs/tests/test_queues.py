@@ -1,4 +1,4 @@
-"""Queues made visible: the per-queue snapshot (jobs/queue_status.py) and everything that shows
+"""Queues made visible: the per-queue snapshot (jobs/queues/status.py) and everything that shows
 it: the API, /metrics, the dashboard's card, the health check; a run's queue on its page,
 in the API and in the admin's filter."""
 
@@ -16,10 +16,11 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from jobs import engine, queue_status
-from jobs.access import JOB_VIEWERS
+from jobs import engine
+from jobs.access.permissions import JOB_VIEWERS
 from jobs.alerts import health
 from jobs.models import JobHistory, RunStatus, SchedulerHeartbeat
+from jobs.queues import status as queue_status
 from jobs.tests.api_helpers import token_client
 from jobs.tests.factories import NOW, make_job, make_run, make_user
 from jobs.tests.test_deploy_settings import ROOT, production_env, settings_in
@@ -52,7 +53,7 @@ def beat(name: str = "host:1", at=None) -> None:  # type: ignore[no-untyped-def]
 def serving(monkeypatch):
     """Says which queues each live scheduler serves, as its heartbeat row will:
     serving({"host:1": "default,mail"}) ("" for every queue). The rows themselves do not
-    record it yet (see jobs/queue_status.py), so the reading is set here directly."""
+    record it yet (see jobs/queues/status.py), so the reading is set here directly."""
 
     def serve(by_process: dict[str, str]) -> None:
         def live(now=None, within=None):  # type: ignore[no-untyped-def]

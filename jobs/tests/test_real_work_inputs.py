@@ -12,8 +12,8 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import reverse
 
-from jobs import access
-from jobs.access import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS, USE_SHELL
+from jobs.access import permissions as access
+from jobs.access.permissions import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS, USE_SHELL
 from jobs.models import ChangeAction, Job, JobChange, JobHistory
 from jobs.tests.api_helpers import token_client
 from jobs.tests.factories import make_job, make_user
@@ -299,7 +299,8 @@ def test_secret_header_values_are_masked_for_users_who_may_not_change_jobs(admin
     job = secret_http_job()
     viewer = make_user("viewer", JOB_VIEWERS)
     shown = token_client(viewer).get(f"/api/v1/jobs/{job.pk}/").json()["arguments"]
-    assert shown["headers"] == {"Authorization": "…", "X-Trace": "visible"}
+    # Every value: a credential hides under any name.
+    assert shown["headers"] == {"Authorization": "…", "X-Trace": "…"}
     whole = token_client(admin_user).get(f"/api/v1/jobs/{job.pk}/").json()["arguments"]
     assert whole["headers"]["Authorization"] == "Bearer abc123secret"
     # The audit trail too.
@@ -325,10 +326,13 @@ def test_secret_env_values_are_masked_in_a_runs_arguments_and_log(shell_on):
     )
     viewer = make_user("viewer", JOB_VIEWERS)
     data = token_client(viewer).get(f"/api/v1/runs/{run.pk}/").json()
-    assert data["arguments"] == {"env": {"DEPLOY_TOKEN": "…", "REGION": "eu"}}
+    assert data["arguments"] == {"env": {"DEPLOY_TOKEN": "…", "REGION": "…"}}
     assert "tok-0123456789" not in data["log"] and "REGION=eu" in data["log"]
+    # A shell job's secrets are for users who may create it (jobs.use_shell) only.
     admin = make_user("admin", JOB_ADMINS)
-    assert "tok-0123456789" in token_client(admin).get(f"/api/v1/runs/{run.pk}/").json()["log"]
+    assert "tok-0123456789" not in token_client(admin).get(f"/api/v1/runs/{run.pk}/").json()["log"]
+    sheller = make_user("sheller", JOB_ADMINS, permissions=(access.USE_SHELL,))
+    assert "tok-0123456789" in token_client(sheller).get(f"/api/v1/runs/{run.pk}/").json()["log"]
 
 
 # --- the registered tasks ------------------------------------------------------------------

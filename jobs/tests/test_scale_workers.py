@@ -15,7 +15,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from jobs.access import JOB_VIEWERS
+from jobs.access.permissions import JOB_VIEWERS
 from jobs.tests.factories import make_job, make_run, make_user
 
 SCRIPT = Path(__file__).resolve().parents[2] / "deploy" / "scale-workers"

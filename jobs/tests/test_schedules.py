@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from jobs import schedules
-from jobs.schedules import (
+from jobs.schedules import arithmetic as schedules
+from jobs.schedules.arithmetic import (
     COALESCE,
     SKIP,
     first_occurrence_at_or_after,

@@ -352,19 +352,18 @@ def test_the_quick_start_has_two_commands_and_later_commands_work_in_a_new_termi
         "scripts/test",
     ]
     assert "scripts/manage" in quick and ".env" in quick
-    # A host project's own manage.py is the host's; everything else here is typed in this
-    # checkout, where `python manage.py` needs an activated virtualenv.
-    own = (
-        readme.split("## Use it in your own project", 1)[0]
-        + readme.split("## How a run flows", 1)[1]
-    )
-    for name, text in [
-        ("README.md", own),
-        ("docs/benchmarks.md", (ROOT / "docs/benchmarks.md").read_text()),
-        ("docs/metrics.md", (ROOT / "docs/metrics.md").read_text()),
+    # A host project's own manage.py is the host's, and a deployment's is its server's;
+    # everything else here is typed in this checkout, where `python manage.py` needs an
+    # activated virtualenv.
+    pages = sorted((ROOT / "docs").glob("*.md"))
+    others = [page for page in pages if page.name not in ("host-project.md", "deployment.md")]
+    assert len(others) > 10
+    for name, text in [("README.md", readme)] + [
+        (f"docs/{page.name}", page.read_text()) for page in others
     ]:
         assert "python manage.py" not in text.replace("python\nmanage.py", "python manage.py"), name
     assert "TOKEN=$(scripts/manage apitoken admin)" in readme
+    assert "TOKEN=$(scripts/manage apitoken admin)" in (ROOT / "docs/api.md").read_text()
 
 
 @pytest.mark.django_db

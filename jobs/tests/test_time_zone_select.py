@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from jobs import schedules
 from jobs.models import Job, MisfirePolicy
+from jobs.schedules import arithmetic as schedules
 from jobs.web.widgets import TimeZoneSelect
 
 pytest_plugins = ["jobs.tests.ui_support"]

@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from jobs.access import JOB_OPERATORS, JOB_VIEWERS
+from jobs.access.permissions import JOB_OPERATORS, JOB_VIEWERS
 from jobs.models import Job, JobChange, JobHistory, RunStatus, ScheduleType
 from jobs.tests.factories import make_job, make_user
 from jobs.web.bulk import MAX_BULK_JOBS
@@ -93,7 +93,7 @@ def test_the_order_is_kept_by_the_refresh_the_pages_and_the_filters(signed_in: C
 
 def _bulk(client: Client, action: str, jobs, **extra):  # type: ignore[no-untyped-def]
     data = {"bulk_action": action, "job": [str(getattr(job, "pk", job)) for job in jobs], **extra}
-    return client.post(reverse("job_bulk"), data)
+    return client.post(reverse("jobs:job_bulk"), data)
 
 
 def test_an_editors_bulk_disable_disables_exactly_those_jobs_with_their_audit_entries() -> None:
@@ -179,7 +179,7 @@ def test_bulk_actions_need_a_post_with_its_csrf_token(user) -> None:  # type: ig
     job = make_job()
     client = Client(enforce_csrf_checks=True)
     client.force_login(user)
-    assert client.get(reverse("job_bulk")).status_code == 405
+    assert client.get(reverse("jobs:job_bulk")).status_code == 405
     assert _bulk(client, "disable", [job]).status_code == 403
     assert Job.objects.get(pk=job.pk).is_active
 

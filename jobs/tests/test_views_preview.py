@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.test import Client
 
-from jobs.access import JOB_VIEWERS
+from jobs.access.permissions import JOB_VIEWERS
 from jobs.tests.factories import NOW, make_job, make_user
 
 pytest_plugins = ["jobs.tests.ui_support"]

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 # request): 4 queries on every page. The rest is the page's own.
 EVERY_PAGE = 4
 EXPECTED = {
-    # jobs; the queues (jobs/queue_status.py): active runs by queue (pending and running in one
+    # jobs; the queues (jobs/queues/status.py): active runs by queue (pending and running in one
     # statement, which also gives the totals that took two counts), the jobs' queue names,
     # the live schedulers; completed hours, current hour, in progress, upcoming, failures
     "/": EVERY_PAGE + 9,

@@ -14,7 +14,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from jobs.access import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS, USE_SHELL
+from jobs.access.permissions import JOB_ADMINS, JOB_OPERATORS, JOB_VIEWERS, USE_SHELL
 from jobs.executors.output import RunOutput
 from jobs.models import ChangeAction, Job, JobChange, JobHistory, RunStatus
 from jobs.tests.factories import make_job, make_run, make_user
@@ -666,7 +666,9 @@ def test_secret_values_are_masked_on_the_screens_for_users_who_may_not_change_jo
     for url in (f"/jobs/{job.pk}/", f"/runs/{run.pk}/"):
         masked = viewer.get(url).text
         assert "abc123secret" not in masked, url
-        assert "&quot;Authorization&quot;: &quot;…&quot;" in masked and "visible" in masked
+        assert "&quot;Authorization&quot;: &quot;…&quot;" in masked
+        assert "&quot;X-Trace&quot;: &quot;…&quot;" in masked
+        assert "&quot;visible&quot;" not in masked
         assert "abc123secret" in admin.get(url).text
     assert "sent Authorization: …\nHTTP 200" in viewer.get(f"/runs/{run.pk}/").text
 

@@ -13,7 +13,7 @@ from django.test import Client
 from django.utils import timezone
 
 from jobs import engine
-from jobs.access import JOB_OPERATORS, JOB_VIEWERS
+from jobs.access.permissions import JOB_OPERATORS, JOB_VIEWERS
 from jobs.models import Job, JobHistory, RunStatus, ScheduleType, Trigger
 from jobs.tests.factories import NOW, make_job, make_run, make_user
 

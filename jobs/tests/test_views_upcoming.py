@@ -1,5 +1,5 @@
 """The Upcoming page (/upcoming/): every job's runs to come as density strips, busiest
-first, in a fixed number of queries; and the counting behind it (jobs/density.py)."""
+first, in a fixed number of queries; and the counting behind it (jobs/schedules/density.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from jobs import density, engine, schedules, upcoming
+from jobs import engine
+from jobs.forecasts import upcoming
 from jobs.models import IntervalUnit, Job, ScheduleType
+from jobs.schedules import arithmetic as schedules
+from jobs.schedules import density
 from jobs.sql import store
 from jobs.sql.rows import TimelineJob
 from jobs.tests.factories import NOW, make_job, make_user

@@ -1,5 +1,6 @@
-"""Signed webhooks (Standard Webhooks): the headers, the signature checked by the README's
-five lines and by the specification's own library, the secrets' form, unsigned sends."""
+"""Signed webhooks (Standard Webhooks): the headers, the signature checked by the five
+lines of docs/alerts.md and by the specification's own library, the secrets' form,
+unsigned sends."""
 
 from __future__ import annotations
 
@@ -12,17 +13,18 @@ from pathlib import Path
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from jobs import alerts, signing
+from jobs import alerts
 from jobs.alerts import InlineDispatcher
 from jobs.alerts.webhook import post_webhook
 from jobs.models import NotificationAttempt
+from jobs.outbound import signing
 from jobs.tests.api_helpers import finish_run, webhook_server
 from jobs.tests.factories import make_job
 from jobs.tests.test_deploy_settings import manage, production_env
 
 pytestmark = pytest.mark.django_db
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ALERTS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "alerts.md"
 
 
 def new_secret(size: int = 32) -> str:
@@ -34,7 +36,7 @@ SITE_SECRET = new_secret()
 
 @pytest.fixture(autouse=True)
 def local_hooks(settings):
-    """127.0.0.1 is internal: allowed as a receiver for these tests (jobs/outbound.py)."""
+    """127.0.0.1 is internal: allowed as a receiver for these tests (jobs/outbound/rules.py)."""
     settings.JOBS_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
     settings.JOBS_WEBHOOK_SECRET = SITE_SECRET
     settings.JOBS_ALERT_BACKOFF_SECONDS = 0
@@ -47,18 +49,18 @@ def inline_alerts():
     alerts.use_dispatcher(previous)
 
 
-def readme_verifier() -> str:
-    """The receiver's check as the README shows it (section "Signed webhooks")."""
-    section = README.read_text().split("### Signed webhooks", 1)[1]
+def documented_verifier() -> str:
+    """The receiver's check as docs/alerts.md shows it (section "Signed webhooks")."""
+    section = ALERTS_PAGE.read_text().split("## Signed webhooks", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     lines = [line for line in code.splitlines() if line.strip()]
     assert lines[0].startswith("import ") and len(lines) == 6, code  # five after the import
     return code
 
 
-def readme_says_valid(secret: str, headers: dict[str, str], body: bytes) -> bool:
+def documented_says_valid(secret: str, headers: dict[str, str], body: bytes) -> bool:
     scope = {"secret": secret, "headers": CaseInsensitive(headers), "body": body}
-    exec(readme_verifier(), scope)  # the README's own lines, as a receiver runs them
+    exec(documented_verifier(), scope)  # the page's own lines, as a receiver runs them
     return scope["valid"]
 
 
@@ -81,15 +83,15 @@ def failed_delivery(django_capture_on_commit_callbacks, **job_fields):
     return hook, run
 
 
-def test_a_delivered_alert_verifies_with_the_readme_lines_and_not_with_another_secret(
+def test_a_delivered_alert_verifies_with_the_documented_lines_and_not_with_another_secret(
     django_capture_on_commit_callbacks,
 ):
     hook, _ = failed_delivery(django_capture_on_commit_callbacks)
     headers, body = hook.headers[0], hook.bodies[0]
-    assert readme_says_valid(SITE_SECRET, headers, body)
-    assert not readme_says_valid(new_secret(), headers, body)
+    assert documented_says_valid(SITE_SECRET, headers, body)
+    assert not documented_says_valid(new_secret(), headers, body)
     # A body changed on the way fails too.
-    assert not readme_says_valid(SITE_SECRET, headers, body.replace(b"failed", b"success"))
+    assert not documented_says_valid(SITE_SECRET, headers, body.replace(b"failed", b"success"))
 
 
 def test_the_specifications_own_library_verifies_it_too(django_capture_on_commit_callbacks):
@@ -131,8 +133,8 @@ def test_a_jobs_own_secret_signs_in_place_of_the_sites(django_capture_on_commit_
     own = new_secret(64)
     hook, _ = failed_delivery(django_capture_on_commit_callbacks, webhook_secret=own)
     headers, body = hook.headers[0], hook.bodies[0]
-    assert readme_says_valid(own, headers, body)
-    assert not readme_says_valid(SITE_SECRET, headers, body)
+    assert documented_says_valid(own, headers, body)
+    assert not documented_says_valid(SITE_SECRET, headers, body)
 
 
 def test_without_any_secret_the_webhook_goes_unsigned_with_its_id_and_time(

@@ -13,9 +13,10 @@ import pytest
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
-from jobs import alerts, engine, signing
+from jobs import alerts, engine
 from jobs.alerts import InlineDispatcher, Notice, health
 from jobs.models import NotificationKind
+from jobs.outbound import signing
 from jobs.tests.api_helpers import finish_run, webhook_server
 from jobs.tests.factories import make_job, make_run
 from jobs.tests.test_health import LIMIT, beat

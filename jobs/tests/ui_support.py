@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from jobs.access import JOB_ADMINS
+from jobs.access.permissions import JOB_ADMINS
 from jobs.models import IntervalUnit, Job, JobHistory, RunStatus, ScheduleType, Trigger
 from jobs.tests.factories import make_user
 

@@ -1,7 +1,7 @@
 """A job's arguments (Job.arguments) as form fields, per executor.
 
 - python: one field per parameter of the chosen task, typed from its annotation
-  (jobs.registry.TaskParameter.kind): a number, a checkbox, a date or date-time picker,
+  (jobs.pytasks.registry.TaskParameter.kind): a number, a checkbox, a date or date-time picker,
   a choice for an Enum or a Literal, text, and a JSON box for lists, dicts and
   parameters without an annotation; a JSON box for more keyword arguments when the task
   takes ``**kwargs``. A field left blank gives no argument: the task's default applies.
@@ -28,11 +28,11 @@ from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from jobs import registry
 from jobs.executors import http as http_executor
 from jobs.executors import shell as shell_executor
 from jobs.models import ExecutorKind
-from jobs.registry import REQUIRED, RegisteredTask, TaskParameter
+from jobs.pytasks import registry
+from jobs.pytasks.registry import REQUIRED, RegisteredTask, TaskParameter
 from jobs.web.widgets import LOCAL_INPUT_FORMATS
 
 # Form field names: a task's parameter "day" is the field "arg-day".

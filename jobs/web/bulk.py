@@ -1,7 +1,7 @@
 """The job list's bulk actions: enable, disable or run now the jobs ticked on the page.
 
 Each job goes through what its own button does (Job.set_active, engine.run_now), with
-the permission that button needs (jobs.access), so the rules, refusals and audit entries
+the permission that button needs (jobs.access.permissions), so the rules, refusals and audit entries
 are those of the single actions, one job at a time. A job the user may not act on, or
 that refuses (a one-off whose time has passed cannot be enabled), is reported by name
 and left as it was; the others are done.
@@ -26,7 +26,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from jobs import engine
-from jobs.access import CHANGE_JOB, RUN_JOB, VIEW_JOB
+from jobs.access.permissions import CHANGE_JOB, RUN_JOB, VIEW_JOB
 from jobs.models import Job
 from jobs.web.views import JOBS_PER_PAGE, _next_url, needs
 
@@ -39,7 +39,7 @@ JOB_FIELD = "job"
 
 
 class BulkAction(NamedTuple):
-    permission: str  # the single action's (jobs/access.py)
+    permission: str  # the single action's (jobs/access/permissions.py)
     apply: Callable[[Job], Any]  # the single action's own model or engine function
     done: Any  # "Enabled: “a”, “b”." (lazy text with %(names)s)
 
@@ -124,7 +124,7 @@ def _names(names: Sequence[str]) -> str:
 @needs(VIEW_JOB)
 def job_bulk(request: HttpRequest) -> HttpResponse:
     """Enable, disable or run now the ticked jobs; says what was done and what was not."""
-    back = redirect(_next_url(request, reverse("job_list")))
+    back = redirect(_next_url(request, reverse("jobs:job_list")))
     try:
         action, jobs = read_selection(
             request.POST.get(ACTION_FIELD, ""), request.POST.getlist(JOB_FIELD)

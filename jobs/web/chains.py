@@ -81,7 +81,7 @@ class JobPicker(forms.Widget):
         context["widget"].update(
             chosen=[(pk, names[pk]) for pk in ids if pk in names],
             base_id=base,
-            choices_url=reverse("job_choices"),
+            choices_url=reverse("jobs:job_choices"),
             search_name=f"{name}_search",
             hx_vals=json.dumps({"field": name, "exclude": str(self.exclude or "")}),
         )

@@ -1,6 +1,6 @@
 """A job's changes (its audit trail) as the job page shows them: newest first, a page at a
 time, each field's old and new value in words, the secret ones masked for users who may
-not see them (jobs.masking)."""
+not see them (jobs.access.masking)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,12 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext
 
 from jobs import times
-from jobs.masking import SECRET_CHANGED, WRITE_ONLY_JOB_FIELDS, masked, may_see_secrets
+from jobs.access.masking import (
+    SECRET_CHANGED,
+    WRITE_ONLY_JOB_FIELDS,
+    may_see_change_secrets,
+    shown_value,
+)
 from jobs.models import Job, JobChange
 from jobs.models.changes import job_values, version
 
@@ -69,11 +74,10 @@ def field_changes(change: JobChange, see_secrets: bool) -> list[FieldChange]:
             field = None
         label = capfirst(field.verbose_name) if field is not None else name
         if name in WRITE_ONLY_JOB_FIELDS:
-            # Only whether it was set and that it changed (jobs.masking.concealed_change).
+            # Only whether it was set and that it changed (jobs.access.masking.concealed_change).
             rows.append(FieldChange(str(label), _secret_words(old), _secret_words(new)))
             continue
-        if not see_secrets:
-            old, new = masked(name, old), masked(name, new)
+        old, new = shown_value(see_secrets, name, old), shown_value(see_secrets, name, new)
         rows.append(FieldChange(str(label), shown(field, old), shown(field, new)))
     return rows
 
@@ -126,9 +130,8 @@ def change_page(job: Job, number: Any, user: Any) -> ChangePage:
     changes = JobChange.objects.filter(job_id=job.pk).order_by("-created_at", "-id")
     rows = list(changes[start : start + CHANGES_PER_PAGE + 1])
     page = ChangePage(number, rows[:CHANGES_PER_PAGE], has_next=len(rows) > CHANGES_PER_PAGE)
-    see_secrets = may_see_secrets(user)
     now = version(job_values(job))
     for change in page:
-        change.fields = field_changes(change, see_secrets)
+        change.fields = field_changes(change, may_see_change_secrets(user, change, job))
         change.is_current = change.snapshot == now
     return page

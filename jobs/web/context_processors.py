@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
 
 from jobs import conf
-from jobs.access import VIEW_JOB
+from jobs.access.permissions import VIEW_JOB
 from jobs.models import SchedulerState
 
 

@@ -16,8 +16,9 @@ from django.core.cache import cache
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from jobs import conf, queue_status
+from jobs import conf
 from jobs.models import Job, JobHistory, RunStatus
+from jobs.queues import status as queue_status
 from jobs.sql import store
 
 HOURS = 24

@@ -27,9 +27,12 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from jobs import access, masking, registry, upcoming
+from jobs.access import masking
+from jobs.access import permissions as access
 from jobs.executors.command import allowed_commands
 from jobs.executors.shell import shell_enabled
+from jobs.forecasts import upcoming
+from jobs.forecasts.preview import PREVIEW_FIELDS
 from jobs.models import (
     MAX_ALERT_AFTER_FAILURES,
     MAX_PRIORITY,
@@ -43,8 +46,8 @@ from jobs.models import (
     ScheduleType,
 )
 from jobs.models import code as code_rules
-from jobs.preview import PREVIEW_FIELDS
-from jobs.signing import SECRET_MAX_LENGTH
+from jobs.outbound.signing import SECRET_MAX_LENGTH
+from jobs.pytasks import registry
 from jobs.web import arguments, code_fields
 from jobs.web.chains import ChainFieldsMixin, JobPicker
 from jobs.web.widgets import (
@@ -118,12 +121,22 @@ class JobAlertsForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if "alert_after_failures" in self.fields:
             self.fields["alert_after_failures"].required = False
+        # URL credentials are shown to nobody; sent back as shown, the stored URL stays
+        # (jobs.access.masking.restore_field, in clean_webhook_url).
+        self.stored_webhook_url = self.instance.webhook_url
+        if "webhook_url" in self.fields and self.stored_webhook_url:
+            self.initial["webhook_url"] = masking.mask_urls(self.stored_webhook_url)
         if self.instance.webhook_secret:
             self.fields["webhook_secret"].widget.attrs["placeholder"] = _(
                 "A secret is set; leave blank to keep it"
             )
         else:
             del self.fields["remove_webhook_secret"]
+
+    def clean_webhook_url(self) -> str:
+        return masking.restore_field(
+            "webhook_url", self.cleaned_data.get("webhook_url") or "", self.stored_webhook_url
+        )
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
@@ -249,7 +262,8 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
             choices=self.fields["task"].choices,
             attrs={
                 # Another task chosen: htmx fetches its fields (jobs.web.views.task_arguments).
-                "hx-get": reverse("task_arguments") + (f"?job={stored.pk}" if existing else ""),
+                "hx-get": reverse("jobs:task_arguments")
+                + (f"?job={stored.pk}" if existing else ""),
                 "hx-trigger": "change",
                 "hx-target": "#task-arguments",
                 "hx-swap": "innerHTML",
@@ -261,13 +275,24 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
 
         # The arguments of every executor that has fields of its own; the python ones
         # for the chosen task (htmx swaps them when another task is chosen).
-        given = stored.arguments if isinstance(stored.arguments, dict) else {}
+        # As the user may read them (jobs.access.masking): URL credentials masked, put back from
+        # the stored values in clean(); a job whose secrets the user may not read (a shell
+        # job, to a user without jobs.use_shell) shows no headers or environment at all.
+        self.stored_command = stored.command
+        self.stored_arguments = copy.deepcopy(stored.arguments)
+        secrets_visible = masking.may_see_secrets(user, stored) if existing else True
+        if existing:
+            self.initial["command"] = masking.mask_urls(stored.command or "")
+        given = masking.shown_field(user, stored, "arguments", stored.arguments)
+        given = given if isinstance(given, dict) else {}
         self.sections: dict[str, arguments.Section] = {}
         offered = {value for value, _label in self.fields["executor"].widget.choices}
         for kind in (ExecutorKind.HTTP, ExecutorKind.SHELL):
             if kind in offered:
                 own = given if stored.executor == kind else {}
-                self.sections[kind] = arguments.section_for(kind, "", own)
+                self.sections[kind] = arguments.section_for(
+                    kind, "", own, secrets_visible=secrets_visible
+                )
         task = registry.get_task(self.chosen_task) if self.chosen_task else None
         if task is not None:
             own = (
@@ -489,6 +514,13 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
             cleaned["command"] = task
         elif executor and not cleaned.get("command", "").strip() and "command" not in self.errors:
             self.add_error("command", gettext("This field is required."))
+        elif "command" in cleaned:
+            try:
+                cleaned["command"] = masking.restore_field(
+                    "command", cleaned["command"], self.stored_command
+                )
+            except ValidationError as error:
+                self.add_error("command", error)
         section = self.sections.get(executor) if executor else None
         if (
             executor == ExecutorKind.PYTHON
@@ -501,7 +533,12 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
             for field, messages in reading.errors.items():
                 for message in messages:
                     self.add_error(field, message)
-            self.instance.arguments = reading.arguments
+            try:
+                self.instance.arguments = masking.restore_field(
+                    "arguments", reading.arguments, self.stored_arguments
+                )
+            except ValidationError as error:
+                self.add_error(self._arguments_field(executor), error)
             # Job.clean() checks the arguments again; when the fields have said what is
             # wrong already, its messages would only repeat theirs.
             self.arguments_reported = bool(reading.errors) or any(
@@ -572,11 +609,12 @@ class RunNowForm(forms.Form):
     def __init__(self, job: Job, *args, user: object = None, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
         self.job = job
-        visible = masking.may_see_secrets(user)
-        if access.needs_shell_permission(job):
-            visible = visible and access.may_use_shell(user)
+        # Prefilled as the user may read them (jobs.access.masking); the masked parts sent back
+        # are put back by Job.run_arguments.
+        visible = masking.may_see_secrets(user, job)
+        given = masking.shown_arguments(user, job.arguments, job)
         self.section = arguments.section_for(
-            job.executor, job.command, job.arguments, secrets_visible=visible
+            job.executor, job.command, given, secrets_visible=visible
         )
         if self.section is not None:
             self.fields.update(self.section.fields())
@@ -611,7 +649,7 @@ class RunNowForm(forms.Form):
 class SchedulePreviewForm(forms.Form):
     """The job form's schedule fields alone, read exactly as the job form reads them (the
     same fields: local date-times in the viewer's zone, the same messages), for the
-    preview shown as one types (jobs/preview.py). `is_active` too: a disabled one-off
+    preview shown as one types (jobs/forecasts/preview.py). `is_active` too: a disabled one-off
     job may keep a time that has passed, an enabled one may not."""
 
     def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]

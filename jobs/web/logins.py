@@ -1,8 +1,9 @@
 """Logins that cannot be guessed: django-axes' hooks, and the password-reset pages.
 
 django-axes (settings: "Failed logins") records every failed login, on the login page,
-the admin's and the API's tokens, and refuses a user name or a client address once it has
-failed LOGIN_FAILURE_LIMIT times; the functions here are the hooks its settings name.
+the admin's and the API's tokens, and refuses a (user name, client address) pair or a
+client address once it has failed LOGIN_FAILURE_LIMIT times; the functions here are the
+hooks its settings name.
 """
 
 from __future__ import annotations
@@ -14,15 +15,17 @@ from collections.abc import Callable
 from typing import Any
 
 from axes.handlers.database import AxesDatabaseHandler
-from axes.helpers import get_client_username, get_cool_off
+from axes.helpers import get_client_username, get_cool_off, get_failure_limit
 from axes.models import AccessAttempt, AccessBase
 from django.conf import settings
 from django.contrib.auth import urls as auth_urls
 from django.contrib.auth.decorators import login_not_required
 from django.core.cache import cache
+from django.db.models import Q, Sum
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import URLPattern
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from rest_framework.response import Response
@@ -34,11 +37,14 @@ from jobs.web.addresses import client_address
 def lockout_parameters(
     request_or_attempt: HttpRequest | AccessBase, credentials: dict | None = None
 ) -> list[list[str]]:
-    """Count failures per user name and, separately, per address: either locks.
+    """Count failures per (user name, address) pair and, separately, per address: either
+    locks.
 
-    A failure that names no user (a bad API token) counts for its address only, and one
-    from an unknown address for its user name only: counting them under "no user name" or
-    "no address" would lock everyone without one at once.
+    Never per user name alone: anyone who knows a name could then keep its owner out
+    from everywhere, by failing once every few minutes. The pair locks out the one
+    guessing a user's password; the address, the one trying many names. A failure that
+    names no user (a bad API token) counts for its address only; one from an unknown
+    address for the pair (that name, no address), which refuses no other address.
     """
     if isinstance(request_or_attempt, AccessBase):
         username = request_or_attempt.username
@@ -48,11 +54,28 @@ def lockout_parameters(
         address = getattr(request_or_attempt, "axes_ip_address", None)
     parameters = []
     if username:
-        parameters.append(["username"])
+        parameters.append(["username", "ip_address"])
     if address:
         parameters.append(["ip_address"])
     # Neither: count it under the empty address, so that axes has something to count.
     return parameters or [["ip_address"]]
+
+
+def bad_tokens_locked_out(request: HttpRequest) -> bool:
+    """Whether the request's address sent LOGIN_FAILURE_LIMIT bad API tokens within the
+    cool-off. Only bad tokens count (they are recorded without a user name): wrong
+    passwords, which anyone can send for any name, never refuse a good token."""
+    address = getattr(request, "axes_ip_address", None)
+    if not address:
+        return False
+    attempts = AccessAttempt.objects.filter(
+        Q(username__isnull=True) | Q(username=""), ip_address=address
+    )
+    cool_off = get_cool_off()
+    if cool_off is not None:
+        attempts = attempts.filter(attempt_time__gte=timezone.now() - cool_off)
+    failures = attempts.aggregate(total=Sum("failures_since_start"))["total"] or 0
+    return failures >= get_failure_limit(request, None)
 
 
 class LoginAttemptHandler(AxesDatabaseHandler):

@@ -3,7 +3,7 @@ audit trail), and no NUL bytes in requests.
 
 All optional: the app's own screens do each of these for themselves (jobs.web.screens,
 which uses the helpers here). A project adds them to have the same on all its pages
-(README: "Use it in your own project"); the standalone site adds RejectNul,
+(docs/host-project.md); the standalone site adds RejectNul,
 LoginRequired and Timezone."""
 
 from __future__ import annotations

@@ -21,9 +21,9 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from jobs import engine
-from jobs.access import PAUSE_SCHEDULER, VIEW_JOB
+from jobs.access.masking import may_see_secrets
+from jobs.access.permissions import PAUSE_SCHEDULER, VIEW_JOB
 from jobs.alerts import health
-from jobs.masking import may_see_secrets
 from jobs.models import PAUSE_NOTE_MAX_LENGTH, SchedulerEvent, pause_errors
 from jobs.web.forms import LOCAL_INPUT_FORMATS
 from jobs.web.views import _next_url, needs
@@ -93,7 +93,7 @@ def scheduler_pause(request: HttpRequest) -> HttpResponse:
                     form.add_error(field, message)
         else:
             messages.success(request, _("The scheduler is paused: nothing is claimed now."))
-            return redirect(_next_url(request, reverse("scheduler")))
+            return redirect(_next_url(request, reverse("jobs:scheduler")))
     return _page(request, form)
 
 
@@ -110,4 +110,4 @@ def scheduler_resume(request: HttpRequest) -> HttpResponse:
         )
     else:
         messages.info(request, _("The scheduler was not paused."))
-    return redirect(_next_url(request, reverse("scheduler")))
+    return redirect(_next_url(request, reverse("jobs:scheduler")))

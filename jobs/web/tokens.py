@@ -22,7 +22,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
-from jobs.access import CHANGE_JOB, VIEW_JOB
+from jobs.access.permissions import CHANGE_JOB, VIEW_JOB
 from jobs.web.views import needs
 
 # Who made or replaced a token, and when (never the key): the site's log, as for logins.

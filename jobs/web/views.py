@@ -1,12 +1,12 @@
 """The screens: dashboard, jobs (with the schedule preview of their form), upcoming runs,
 history. Thin: they read, render, and call the engine, the model (searching, filtering,
-enabling a job) or the forecasts (jobs/preview.py, jobs/upcoming.py).
+enabling a job) or the forecasts (jobs/forecasts/preview.py, jobs/forecasts/upcoming.py).
 
 Every page needs a login (jobs.web.screens, whatever the project's middleware) except /healthz,
-and each view the permission it names (jobs.access; README "Who can do what"): without
-it the answer is 403 and nothing changes. State changes are POST only and redirect
-afterwards; the live parts of a page are re-requested by htmx, which gets the fragment
-template alone.
+and each view the permission it names (jobs.access.permissions; docs/permissions.md "Who
+can do what"): without it the answer is 403 and nothing changes. State changes are POST
+only and redirect afterwards; the live parts of a page are re-requested by htmx, which
+gets the fragment template alone.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from jobs import engine, preview, upcoming
-from jobs.access import (
+from jobs import engine
+from jobs.access.permissions import (
     ADD_JOB,
     CHANGE_JOB,
     DELETE_JOB,
@@ -40,6 +40,7 @@ from jobs.access import (
     may_use_shell,
     needs_shell_permission,
 )
+from jobs.forecasts import preview, upcoming
 from jobs.models import NAME_MAX_LENGTH, Job, JobChange, JobHistory, RunStatus, ScheduleType
 from jobs.models.chains import CHAIN_FIELDS, chain_links
 from jobs.web import chains as chain_fields
@@ -150,7 +151,7 @@ def _job_form(request: HttpRequest, job: Job | None) -> HttpResponse:
         saved = form.save()
         text = _("Job “%(name)s” saved.") if job else _("Job “%(name)s” created.")
         messages.success(request, text % {"name": saved.name})
-        return redirect("job_detail", job_id=saved.pk)
+        return redirect("jobs:job_detail", job_id=saved.pk)
     return render(request, "jobs/job_form.html", {"section": "jobs", "form": form, "job": job})
 
 
@@ -212,7 +213,7 @@ def job_restore(request: HttpRequest, job_id: uuid.UUID, change_id: int) -> Http
         raise PermissionDenied(_("Only users allowed to run shell commands may do this."))
     if not version.restorable:
         messages.error(request, _("This change has no version to restore."))
-        return redirect("job_detail", job_id=job.pk)
+        return redirect("jobs:job_detail", job_id=job.pk)
     try:
         restored = job.restore(version, user=request.user)
     except ValidationError as exc:
@@ -228,7 +229,7 @@ def job_restore(request: HttpRequest, job_id: uuid.UUID, change_id: int) -> Http
             messages.info(
                 request, _("“%(name)s” is already as in that version.") % {"name": job.name}
             )
-    return redirect("job_detail", job_id=job.pk)
+    return redirect("jobs:job_detail", job_id=job.pk)
 
 
 @require_http_methods(["GET", "POST"])
@@ -245,7 +246,7 @@ def job_delete(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
         name = job.name
         job.delete()
         messages.success(request, _("Job “%(name)s” deleted.") % {"name": name})
-        return redirect("job_list")
+        return redirect("jobs:job_list")
     # Counted on the index of a job's runs; the page says how much history goes with it.
     context = {"section": "jobs", "job": job, "run_count": job.runs.count()}
     return render(request, "jobs/job_confirm_delete.html", context)
@@ -280,7 +281,7 @@ def job_run(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
             return render(request, "jobs/job_run.html", context, status=400)
     engine.run_now(job, arguments=arguments)
     messages.success(request, _("“%(name)s” will run in a moment.") % {"name": job.name})
-    return redirect(_next_url(request, reverse("job_detail", args=[job.pk])))
+    return redirect(_next_url(request, reverse("jobs:job_detail", args=[job.pk])))
 
 
 def _not_enabled_message(job: Job, refusal: ValidationError) -> str:
@@ -312,7 +313,7 @@ def job_toggle(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     else:
         text = _("“%(name)s” enabled.") if active else _("“%(name)s” disabled.")
         messages.success(request, text % {"name": job.name})
-    return redirect(_next_url(request, reverse("job_detail", args=[job.pk])))
+    return redirect(_next_url(request, reverse("jobs:job_detail", args=[job.pk])))
 
 
 @require_GET
@@ -356,7 +357,7 @@ def schedule_preview(request: HttpRequest) -> HttpResponse:
 @needs(VIEW_JOB)
 def upcoming_page(request: HttpRequest) -> HttpResponse:
     """Every job's occurrences over the next 6 hours, 24 hours or 7 days, busiest first,
-    as density strips (jobs/upcoming.py)."""
+    as density strips (jobs/forecasts/upcoming.py)."""
     choices = UpcomingForm(request.GET)
     span = choices.chosen_span()
     timeline = upcoming.timeline(timezone.now(), span, timezone.get_current_timezone())
@@ -462,7 +463,7 @@ def run_again(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     """Retry a failed run, or run a finished run's job again with the same arguments;
     then show the new run. Needs run_job, as "run now"."""
     run = get_object_or_404(JobHistory.objects.select_related("job"), pk=run_id)
-    here = reverse("run_detail", args=[run.pk])
+    here = reverse("jobs:run_detail", args=[run.pk])
     how = request.POST.get("how", "")
     if how not in (RETRY, AGAIN):
         return HttpResponse(_("Say how: retry or again."), status=400)
@@ -480,7 +481,7 @@ def run_again(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
             _("“%(name)s” will be retried in a moment (attempt %(attempt)d).")
             % {"name": run.job.name, "attempt": new_run.attempt},
         )
-        return redirect("run_detail", run_id=new_run.pk)
+        return redirect("jobs:run_detail", run_id=new_run.pk)
     job = run.job
     arguments = run.arguments
     if arguments is not None and arguments != job.arguments:
@@ -506,7 +507,7 @@ def run_again(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
             return redirect(here)
     new_run = engine.run_now(job, arguments=arguments)
     messages.success(request, _("“%(name)s” will run in a moment.") % {"name": job.name})
-    return redirect("run_detail", run_id=new_run.pk)
+    return redirect("jobs:run_detail", run_id=new_run.pk)
 
 
 @require_POST
@@ -520,7 +521,7 @@ def run_cancel(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     """
     run = get_object_or_404(JobHistory.objects.select_related("job"), pk=run_id)
     if not request.POST.get("confirm"):
-        back = _next_url(request, reverse("run_detail", args=[run.pk]))
+        back = _next_url(request, reverse("jobs:run_detail", args=[run.pk]))
         context = {"section": "history", "run": run, "next": back}
         return render(request, "jobs/run_confirm_cancel.html", context)
     try:
@@ -529,7 +530,7 @@ def run_cancel(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         messages.error(request, str(refusal))
     else:
         messages.success(request, _("The run of “%(name)s” is cancelled.") % {"name": run.job.name})
-    return redirect(_next_url(request, reverse("run_detail", args=[run.pk])))
+    return redirect(_next_url(request, reverse("jobs:run_detail", args=[run.pk])))
 
 
 # --- health ------------------------------------------------------------------------------

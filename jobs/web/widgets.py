@@ -11,8 +11,9 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from jobs import registry, schedules
 from jobs.models import SCHEDULE_TYPE_FIELDS
+from jobs.pytasks import registry
+from jobs.schedules import arithmetic as schedules
 
 
 def _site_zone_label() -> str:

@@ -1,5 +1,5 @@
 """An ordinary Django project that installs the scheduler (django-jobs-scheduler) and
-takes only what its README's "Use it in your own project" lists.
+takes only what the manual's "Use it in your own project" (docs/host-project.md) lists.
 
 Everything else is the project's own and differs from the standalone site on purpose: a
 custom user model logging in by e-mail, Django's default middleware (none of the app's),

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rest_framework.authtoken.models import Token
 
-from jobs.access import CHANGE_JOB, VIEW_JOB
+from jobs.access.permissions import CHANGE_JOB, VIEW_JOB
 from jobs.web.tokens import replace_token
 
 
@@ -36,7 +36,7 @@ class Command(BaseCommand):
         if not user.has_perm(VIEW_JOB):
             self.stderr.write(
                 f"note: {user} has no permission on jobs, so this token is refused everywhere; "
-                "add the user to a group (README: Who can do what)."
+                "add the user to a group (docs/permissions.md: Who can do what)."
             )
         elif not user.has_perm(CHANGE_JOB):
             self.stderr.write(f"note: {user} may not change jobs, so this token can only read.")

@@ -9,11 +9,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from jobs import alerts, codesync, conf, metrics, queues
+from jobs import alerts, codesync, conf, metrics
 from jobs.alerts import health
+from jobs.queues import settings as queues
 from jobs.runtime.run_summary import RunSummary
 from jobs.runtime.scheduler import DEFAULT_TICK, DEFAULT_WORKERS, Scheduler
-from jobs.tasks import handoff
 
 MAX_WORKERS = 256
 DEFAULT_SUMMARY_EVERY = 60.0
@@ -179,7 +179,12 @@ class Command(BaseCommand):
         # With Huey, runs are handed to `run_huey` workers instead of this process's threads.
         # --queues: with Huey, the queues this process hands out.
         served = options["queues"]
-        to_huey = handoff(served) if conf.uses_huey() else None
+        to_huey = None
+        if conf.uses_huey():
+            # Here, not at the top: a project without Huey never imports huey or redis.
+            from jobs.huey.tasks import handoff
+
+            to_huey = handoff(served)
         scheduler = Scheduler(
             workers=options["workers"], tick=options["tick"], handoff=to_huey, queues=served
         )

@@ -11,7 +11,7 @@ same local time every day is a cron job.
 
 Cron schedules are evaluated with cronsim in the job's time zone and returned as aware
 UTC. Their daylight-saving rules are cronsim's (those of Debian's cron), pinned here by
-CronSchedule.next_after and described in README.md ("Cron and daylight saving").
+CronSchedule.next_after and described in docs/scheduling.md ("Cron and daylight saving").
 """
 
 from __future__ import annotations

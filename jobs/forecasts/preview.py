@@ -3,7 +3,7 @@ with what daylight saving does to them (the job form, GET /api/v1/schedule-previ
 
 The occurrences are the scheduler's own. The job's anchor comes from
 Job.refresh_schedule (what saving the job would compute), the first occurrence from the
-jobs.schedules function refresh_schedule calls, and each following one the way a claim
+jobs.schedules.arithmetic function refresh_schedule calls, and each following one the way a claim
 moves a job on (plan_interval_claim: one step; plan_cron_claim: CronSchedule.next_after).
 So for the same anchor the preview and the scheduler cannot disagree. An interval job
 without a start time is previewed as if saved now (its first run one step from now); a
@@ -21,9 +21,10 @@ from typing import Any, NamedTuple
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from jobs import daylight, schedules
 from jobs.models import Job, ScheduleType
 from jobs.models.choices import SCHEDULE_FIELDS
+from jobs.schedules import arithmetic as schedules
+from jobs.schedules import daylight
 
 DEFAULT_COUNT = 10
 MAX_COUNT = 100

@@ -13,7 +13,7 @@ from cronsim import CronSim
 from django.utils.dates import WEEKDAYS
 from django.utils.translation import get_language, gettext
 
-from jobs import schedules
+from jobs.schedules import arithmetic as schedules
 
 # Cron numbers weekdays from Sunday (0 or 7); Django's WEEKDAYS from Monday (0).
 _DAY_NUMBERS = {"SUN": 0, "MON": 1, "TUE": 2, "WED": 3, "THU": 4, "FRI": 5, "SAT": 6}

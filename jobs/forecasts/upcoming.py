@@ -3,7 +3,7 @@ per bucket of time, busiest job first.
 
 One statement reads every job (the vendor layer's timeline_jobs: a few columns, no
 model instances). A job's count over the window is arithmetic for an interval job and a
-bisection of a shared, cached walk for a cron job (jobs/density.py), so ordering 10,000
+bisection of a shared, cached walk for a cron job (jobs/schedules/density.py), so ordering 10,000
 jobs expands none of them, and a job every second costs what a daily one does. Only the
 rows of the page shown are counted bucket by bucket.
 
@@ -31,8 +31,9 @@ from django.utils.html import escape
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext
 
-from jobs import conf, density
+from jobs import conf
 from jobs.models import Job, ScheduleType
+from jobs.schedules import density
 from jobs.sql import store
 from jobs.sql.rows import TimelineJob
 

@@ -2,7 +2,7 @@
 them: the Upcoming page draws density, never one mark per occurrence.
 
 Times are whole microseconds since the epoch (UTC), so that counting is integer
-arithmetic, exact like the grid itself (jobs.schedules).
+arithmetic, exact like the grid itself (jobs.schedules.arithmetic).
 
 - Interval schedules are a grid ``first + k * step``: a bucket's count is two ceiling
   divisions, so a job every second costs what a job every day costs.
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
-from jobs import schedules
+from jobs.schedules import arithmetic as schedules
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)

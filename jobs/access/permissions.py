@@ -2,7 +2,7 @@
 
 The dashboard, the API and the admin ask the same questions through these names, so one
 rule holds at all three. Superusers have every permission (Django's ModelBackend).
-README "Who can do what" is the user-facing table; keep them together.
+docs/permissions.md "Who can do what" is the user-facing table; keep them together.
 """
 
 from __future__ import annotations

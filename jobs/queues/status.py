@@ -25,8 +25,8 @@ from django.db.models import Count, DateTimeField, IntegerField, Min, Q, Value
 from django.utils import timezone
 
 from jobs import conf
-from jobs import queues as queue_settings
 from jobs.models import Job, JobHistory, RunStatus, SchedulerHeartbeat
+from jobs.queues import settings as queue_settings
 
 # The heartbeat column that lists the queues a process serves (see the module docstring).
 HEARTBEAT_QUEUES_FIELD = "queues"

@@ -8,7 +8,8 @@ from typing import Any
 
 from django.core.checks import Error, register
 
-from jobs import conf, queues
+from jobs import conf
+from jobs.queues import settings as queues
 
 
 @register(conf.SETTINGS_CHECKS)

@@ -1,8 +1,8 @@
 """What daylight saving does to a schedule's occurrences, in words, for the preview.
 
-The occurrences themselves come from jobs.schedules (the scheduler's code); this module
+The occurrences themselves come from jobs.schedules.arithmetic (the scheduler's code); this module
 only looks at them and says what happened at a clock change, by comparing them with the
-wall-clock times the expression names. It describes what cronsim does (README "Cron
+wall-clock times the expression names. It describes what cronsim does (docs/scheduling.md "Cron
 and daylight saving"), it does not decide it:
 
 - a time in a spring gap that cronsim moves to the end of the gap: "02:30 does not
@@ -26,7 +26,7 @@ from cronsim import CronSim
 from django.utils.formats import date_format
 from django.utils.translation import gettext, ngettext, pgettext
 
-from jobs.schedules import CronSchedule
+from jobs.schedules.arithmetic import CronSchedule
 
 _SECOND = timedelta(seconds=1)
 _TICK = timedelta(microseconds=1)

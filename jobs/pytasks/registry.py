@@ -37,9 +37,9 @@ from typing import Any, NamedTuple
 from django.utils.module_loading import module_has_submodule
 from django.utils.translation import gettext as _
 
-from jobs import declarations
+from jobs.pytasks import declarations
 
-logger = logging.getLogger("jobs.registry")
+logger = logging.getLogger("jobs.pytasks.registry")
 
 BoundArguments = inspect.BoundArguments
 
@@ -165,10 +165,10 @@ def register(
     function unchanged. A second registration under a name another function holds is
     refused (ValueError): a job must never run something else than it was saved with.
 
-    With a schedule it also declares a job that runs the task (jobs/declarations.py,
-    README "Schedules in code"): ``cron=`` (and ``timezone=``), ``every=`` (a timedelta)
-    or ``at=`` (an aware datetime), ``key=`` to tell apart stacked schedules of one task,
-    and any job option by its field name (``max_retries=3``). `manage.py syncjobs`
+    With a schedule it also declares a job that runs the task (jobs/pytasks/declarations.py,
+    docs/scheduling.md "Schedules in code"): ``cron=`` (and ``timezone=``), ``every=`` (a
+    timedelta) or ``at=`` (an aware datetime), ``key=`` to tell apart stacked schedules of
+    one task, and any job option by its field name (``max_retries=3``). `manage.py syncjobs`
     checks the declarations and brings the database to them.
     """
     words = {"cron": cron, "timezone": timezone, "every": every, "at": at, "key": key}

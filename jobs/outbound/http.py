@@ -1,6 +1,6 @@
 """Outbound HTTP to vetted addresses within one deadline: what webhooks and HTTP jobs share.
 
-- The host is resolved once and every address is checked (jobs/outbound.py); the
+- The host is resolved once and every address is checked (jobs/outbound/rules.py); the
   connection goes to the checked address itself, never to a second lookup, so a name
   that changes its answer (DNS rebinding) cannot send the request elsewhere. The Host
   header, and for https the SNI name and the certificate check, are the URL's host.
@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from jobs import outbound
+from jobs.outbound import rules as outbound
 
 T = TypeVar("T")
 

@@ -13,9 +13,10 @@ from typing import Any
 from huey import RedisHuey, crontab
 from huey.contrib.djhuey import HUEY, db_periodic_task, db_task, on_shutdown
 
-from jobs import alerts, conf, queues
+from jobs import alerts, conf
 from jobs.alerts import health
-from jobs.huey_serializer import JSONSerializer
+from jobs.huey.serializer import JSONSerializer
+from jobs.queues import settings as queues
 from jobs.runs import RunTicket
 from jobs.runtime import worker
 from jobs.runtime.pool import HueyHandoff
