@@ -20,6 +20,7 @@ from jobs.outbound import signing
 from jobs.tests.api_helpers import finish_run, webhook_server
 from jobs.tests.factories import make_job, make_run
 from jobs.tests.test_health import LIMIT, beat
+from jobs.tests.test_webhook_signing import documented_says_valid
 
 pytestmark = pytest.mark.django_db
 
@@ -143,6 +144,8 @@ def test_a_jobs_own_unpadded_secret_is_accepted_and_signs_what_the_library_verif
             finish_run(job, succeeded=False)
     (payload,) = verified(hook, own)
     assert payload["type"] == "run.failed"
+    # And docs/alerts.md's five lines check it as well.
+    assert documented_says_valid(own, hook.headers[0], hook.bodies[0])
 
 
 @pytest.mark.parametrize("secret", ["whsec_a", "whsec_abcde", "whsec_" + "A" * 31 + "==="])
