@@ -47,6 +47,7 @@ DEFAULTS: dict[str, Any] = {
     "JOBS_SHELL_HUEY_QUEUE": "",
     "JOBS_SHELL_DEFAULT_TIMEOUT": 3600,
     "JOBS_KILL_GRACE_SECONDS": 5.0,
+    "JOBS_PYTHON_ISOLATION": "thread",
     "JOBS_HTTP_ALLOWED_HOSTS": (),
     "JOBS_HTTP_TIMEOUT_SECONDS": 30.0,
     "JOBS_LOG_MAX_BYTES": 262144,
@@ -101,6 +102,12 @@ def project_dir() -> Path:
     own template does), else the current folder, where manage.py is usually run."""
     base = getattr(settings, "BASE_DIR", None)
     return Path(base) if base else Path.cwd()
+
+
+def kill_grace() -> float:
+    """How long a stopped run's processes (or a stopped Python task) get after SIGTERM
+    (after being asked to stop) before SIGKILL (before being reported)."""
+    return float(setting("JOBS_KILL_GRACE_SECONDS"))
 
 
 def lease() -> timedelta:

@@ -380,6 +380,7 @@ SUBJECT_VERBS = {
     NotificationKind.FAILURE: "failed",
     NotificationKind.RECOVERY: "recovered",
     NotificationKind.RUNNING_LONG: "is running long",
+    NotificationKind.NOT_STOPPED: "did not stop when asked",
 }
 
 

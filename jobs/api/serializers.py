@@ -13,7 +13,6 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import exceptions, serializers
 from rest_framework.settings import api_settings
 
-from jobs.access import permissions as access
 from jobs.access.masking import (
     ATTEMPT_DETAIL_FIELDS,
     SECRET_JOB_FIELDS,
@@ -54,6 +53,7 @@ from jobs.models import (
     NotificationAttempt,
     RunStatus,
     ScheduleType,
+    gate,
     validate_schedule_time,
 )
 from jobs.models import code as code_rules
@@ -335,16 +335,15 @@ class JobSerializer(serializers.ModelSerializer):
                 setattr(job, name, value)
         # Lists of jobs are judged by Job.clean() too (a loop, too many): jobs.models.chains.
         job.set_chains(**_chains(attrs))
-        # A shell job (or one running a dangerous management command), as it is or as it
-        # would be, is for users with jobs.use_shell only: 403 before anything else.
-        if not access.may_change_job_like(_user(self), self.instance, job):
-            raise exceptions.PermissionDenied(
-                f"You need the permission {access.USE_SHELL} to create or change a job that "
-                "runs shell commands or this management command."
-            )
+        # Job.clean() applies the jobs.use_shell rule (jobs.models.gate) to these values
+        # for this user: a refusal is a 403, before any other message.
+        job.acting_user = _user(self)
         try:
             job.full_clean()
         except DjangoValidationError as exc:
+            refusal = gate.refusal_of(exc)
+            if refusal is not None:
+                raise exceptions.PermissionDenied(refusal) from None
             raise serializers.ValidationError(field_errors(exc)) from None
         if "command" in attrs:
             attrs["command"] = job.command  # as Job.clean() left it: CR LF as LF

@@ -21,7 +21,8 @@ def clear_unused_fields(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("jobs", "0016_code_jobs"),
+        # The last migration when this was written (renumber this file after it).
+        ("jobs", "0017_run_processes"),
     ]
 
     operations = [

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from jobs.kinds import KINDS
 from jobs.schedules import arithmetic as schedules
 
 NAME_MAX_LENGTH = 200
@@ -60,14 +61,11 @@ def validate_schedule_time(value: datetime) -> None:
         )
 
 
-class ExecutorKind(models.TextChoices):
-    """What a job's runs do (Job.executor); Job.command is read per kind."""
-
-    SIMULATED = "simulated", _("Simulated")
-    PYTHON = "python", _("Python task")
-    COMMAND = "command", _("Management command")
-    SHELL = "shell", _("Shell command")
-    HTTP = "http", _("HTTP request")
+# What a job's runs do (Job.executor); Job.command is read per kind. One member per row
+# of jobs.kinds (ExecutorKind.SHELL == "shell"), where each kind is declared.
+ExecutorKind = models.TextChoices(
+    "ExecutorKind", [(kind.value.upper(), (kind.value, kind.label)) for kind in KINDS]
+)
 
 
 class ScheduleType(models.TextChoices):
@@ -206,6 +204,8 @@ class NotificationKind(models.TextChoices):
     FAILURE = "failure", _("Failure")
     RECOVERY = "recovery", _("Recovery")
     RUNNING_LONG = "running_long", _("Running long")
+    # A Python task that went on past the kill grace after it was asked to stop.
+    NOT_STOPPED = "not_stopped", _("Did not stop")
 
 
 class NotificationChannel(models.TextChoices):

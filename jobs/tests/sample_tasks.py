@@ -172,3 +172,18 @@ if django_task is not None:
         _note("django_native", amount=amount, note=note)
         print(f"django task got {amount}")
         return amount * 2
+
+
+@register(name="samples.stubborn")
+def stubborn(started: str = "", release: str = "") -> str:
+    """Write this process's id to `started`, then spin, never looking at the stop signal,
+    until the file `release` exists (the isolation tests)."""
+    import os
+    from pathlib import Path
+
+    if started:
+        Path(started).write_text(str(os.getpid()))
+    print("spinning", flush=True)
+    while not (release and os.path.exists(release)):
+        time.sleep(0.01)
+    return "released"

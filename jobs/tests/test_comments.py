@@ -21,10 +21,10 @@ JOBS = Path(__file__).resolve().parent.parent
 PREFIXES = ("jobs_job_", "jobs_run_", "jobs_notify_", "jobs_scheduler_", "jobs_change_")
 NAME = re.compile(r"\bjobs_[a-z_]+\b")
 # Names with those prefixes that are not about the database: Prometheus metrics (whose
-# names end in a unit or _total, or are a 0/1 gauge named for its state) and admin URL
+# names end in a unit or _total, or are a gauge named for its state) and admin URL
 # names (<app>_<model>_<view>).
 NOT_AN_INDEX = re.compile(
-    r"_(total|seconds)$|^jobs_scheduler_paused$"
+    r"_(total|seconds)$|^jobs_scheduler_paused$|^jobs_scheduler_python_tasks_running_after_stop$"
     r"|^jobs_[a-z]+_(add|change|changelist|delete|history)$"
 )
 

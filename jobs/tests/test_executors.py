@@ -277,10 +277,10 @@ def test_a_shell_job_gets_a_scrubbed_environment_with_its_identity_and_env(setti
     assert variables["JOB_ID"] == str(job.pk)
     assert variables["RUN_ID"] == str(run.pk)
     assert variables["SCHEDULED_FOR"] == run.scheduled_for.isoformat()
-    assert variables["HOME"].startswith("/") and "job-run-" in variables["HOME"]
+    assert variables["HOME"].startswith("/") and "jobs-runs-" in variables["HOME"]
     assert set(variables) <= {
         "PATH", "LANG", "HOME", "GREETING", "JOB_ID", "JOB_NAME", "RUN_ID", "SCHEDULED_FOR",
-        "ATTEMPT", "PWD", "SHLVL", "_",
+        "ATTEMPT", "JOBS_RUN", "PWD", "SHLVL", "_",
     }  # fmt: skip
 
 
@@ -294,7 +294,7 @@ def test_a_shell_run_works_in_a_directory_of_its_own_and_fails_on_a_non_zero_exi
     run = only_run(job)
     assert run.status == RunStatus.FAILED
     lines = run.log.splitlines()
-    assert "job-run-" in lines[1] and lines[2].strip() == "0"
+    assert "jobs-runs-" in lines[1] and lines[2].strip() == "0"
     assert not os.path.exists(lines[1])  # removed after the run
     assert lines[-1] == "exit status 7"
 
