@@ -21,7 +21,6 @@ def clear_unused_fields(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        # The last migration when this was written (renumber this file after it).
         ("jobs", "0017_run_processes"),
     ]
 
