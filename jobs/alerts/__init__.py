@@ -45,6 +45,7 @@ from typing import Any
 
 from django.core.mail import send_mail
 from django.db import close_old_connections, connection, transaction
+from django.utils import timezone
 
 from jobs import conf, metrics
 from jobs.access.masking import mask_log, mask_urls, url_origin
@@ -369,7 +370,10 @@ def build_payload(run: JobHistory, notice: Notice) -> dict[str, Any]:
 
 def _happened_at(run: JobHistory, notice: Notice) -> datetime:
     """When the alert's event happened: the run ended (failed, or succeeded after
-    failures), or it passed the time it was expected to take."""
+    failures), it passed the time it was expected to take, or (a task that did not stop)
+    its worker noticed, just before it dispatched the alert."""
+    if notice.kind == NotificationKind.NOT_STOPPED:
+        return timezone.now()
     if notice.kind == NotificationKind.RUNNING_LONG and run.started_at is not None:
         return run.started_at + timedelta(seconds=notice.expected_seconds or 0)
     return run.finished_at or run.started_at or run.created_at

@@ -23,6 +23,7 @@ EVENT_TYPES: dict[str, str] = {
     NotificationKind.FAILURE.value: "run.failed",
     NotificationKind.RECOVERY.value: "run.recovered",
     NotificationKind.RUNNING_LONG.value: "run.running_long",
+    NotificationKind.NOT_STOPPED.value: "run.not_stopped",
     SCHEDULER_DOWN: "scheduler.down",
     SCHEDULER_RECOVERED: "scheduler.recovered",
 }

@@ -1,7 +1,8 @@
 """Webhooks as the Standard Webhooks specification asks: every payload has a `type`
-(run.failed, run.recovered, run.running_long, scheduler.down, scheduler.recovered) and a
-`timestamp` (when the event happened), checked on what the specification's own library
-verifies; a whsec_ secret without its base64 padding is accepted, as that library does."""
+(run.failed, run.recovered, run.running_long, run.not_stopped, scheduler.down,
+scheduler.recovered) and a `timestamp` (when the event happened), checked on what the
+specification's own library verifies; a whsec_ secret without its base64 padding is
+accepted, as that library does."""
 
 from __future__ import annotations
 
@@ -99,6 +100,13 @@ def test_a_running_long_alert_is_stamped_with_when_the_run_passed_its_limit():
     payload = alerts.build_payload(run, notice)
     assert payload["type"] == "run.running_long"
     assert payload["timestamp"] == run.started_at + timedelta(seconds=90)
+
+
+def test_a_task_that_did_not_stop_is_stamped_with_when_it_was_noticed(clock):
+    run = make_run(status="running")
+    notice = Notice(run.pk.hex, run.job.pk.hex, NotificationKind.NOT_STOPPED)
+    payload = alerts.build_payload(run, notice)
+    assert (payload["type"], payload["timestamp"]) == ("run.not_stopped", timezone.now())
 
 
 def test_the_scheduler_down_and_recovered_alerts_are_typed_and_stamped(clock, settings):
