@@ -7,6 +7,7 @@ several scheduler processes write these tables and only the database sees them a
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -590,6 +591,7 @@ class Job(models.Model):
         """Save, and record what changed in the audit trail (jobs.models.changes) in the
         same transaction. `change_action` names the change when it is not a plain
         create, edit, enable or disable (a restore)."""
+        self.clear_unused_schedule_fields()
         adding = self._state.adding
         explicit_fields = kwargs.get("update_fields")
         old = None if adding else self._values_as_loaded()
@@ -622,6 +624,23 @@ class Job(models.Model):
         self._loaded_values = changes.job_values(self)
 
     # --- validation -----------------------------------------------------------------
+
+    def clear_unused_schedule_fields(self) -> None:
+        """Set the schedule fields the job's type does not use to their empty values
+        (jobs.models.choices.SCHEDULE_FIELD_UNUSED), whatever a form, the admin or the
+        API sent for them: a one-off job has no interval (null, never a 0 that would
+        mean nothing) and no misfire or overlap policy but the defaults."""
+        for name, value in job_rules.unused_schedule_values(self.schedule_type).items():
+            setattr(self, name, value)
+
+    def clean_fields(self, exclude: Collection[str] | None = None) -> None:
+        # First, so that a value sent for a field the schedule does not use is neither
+        # judged nor kept.
+        self.clear_unused_schedule_fields()
+        # An empty policy gets clean()'s one message (job_rules.policy_errors), not a
+        # second one from here.
+        empty = {name for name in job_rules.POLICY_MESSAGES if not getattr(self, name)}
+        super().clean_fields(exclude={*(exclude or ()), *empty})
 
     def clean(self) -> None:
         """Field-level messages for every way a job can be wrong (jobs/models/job_rules.py).

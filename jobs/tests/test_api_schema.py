@@ -1,9 +1,13 @@
 """Property-based: schemathesis generates requests from /api/schema/ and sends them to
-the WSGI app. No answer may be a 500, and every answer must match the schema (status
-code, content type, body)."""
+the WSGI app, for every operation of the API, as a user who may do everything. Every
+answer passes schemathesis' default checks: no 500, and the status code, content type,
+headers and body are what the schema says.
+
+Bounded so that the suite stays quick; SCHEMATHESIS_MAX_EXAMPLES=200 (say) runs more."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -14,26 +18,15 @@ from django.core.handlers.wsgi import WSGIHandler
 from django.db import close_old_connections
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
-from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import (
-    content_type_conformance,
-    response_schema_conformance,
-    status_code_conformance,
-)
+from schemathesis.checks import positive_data_acceptance
 
-from jobs.tests.api_helpers import finish_run, make_user, token_client
-from jobs.tests.factories import make_job
+from jobs.tests.api_helpers import finish_run, token_client
+from jobs.tests.factories import make_job, make_user
 
 pytestmark = pytest.mark.django_db
 
-# Examples per operation and per strategy: ~10 operations x 2 strategies x this.
-MAX_EXAMPLES = 25
-CHECKS = [
-    not_a_server_error,
-    status_code_conformance,
-    content_type_conformance,
-    response_schema_conformance,
-]
+# Examples per operation and per strategy: ~17 operations x 2 strategies x this.
+MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "25"))
 
 
 @pytest.fixture
@@ -50,11 +43,40 @@ def keep_the_test_transaction() -> Iterator[None]:
         signals.request_finished.connect(close_old_connections)
 
 
+# Operations whose input the model judges by rules a JSON schema cannot state (the
+# schedule fields one schedule type needs, a cron expression that parses, an address
+# that is an e-mail address, no control characters in a name, a task's own arguments):
+# a schema-valid request may rightly get a 400 there, with messages per field. Every
+# other check still runs on them, and this one on every other operation.
+JUDGED_BY_THE_MODEL = {
+    "POST /api/v1/jobs/",
+    "PUT /api/v1/jobs/{id}/",
+    "PATCH /api/v1/jobs/{id}/",
+    "POST /api/v1/jobs/{id}/run/",
+    "GET /api/v1/schedule-preview/",
+    "POST /api/v1/scheduler/pause/",
+}
+
+
+def excluded(operation: schemathesis.APIOperation) -> list:
+    if f"{operation.method.upper()} {operation.path}" in JUDGED_BY_THE_MODEL:
+        return [positive_data_acceptance]
+    return []
+
+
+@pytest.fixture
+def no_throttles(settings) -> None:
+    """Thousands of requests a minute: the throttles (their 429 is in the schema) would
+    answer most of them."""
+    settings.JOBS_API_THROTTLE_USER = None
+    settings.JOBS_API_THROTTLE_ANON = None
+
+
 def test_generated_requests_never_get_a_500_or_an_answer_outside_the_schema(
-    keep_the_test_transaction,
+    keep_the_test_transaction, no_throttles
 ):
-    user = make_user("fuzzer", staff=True)
-    token = token_client(user)._credentials["HTTP_AUTHORIZATION"]
+    user = make_user("fuzzer", superuser=True)
+    auth = {"Authorization": token_client(user)._credentials["HTTP_AUTHORIZATION"]}
     job = make_job(
         name="target",
         notify_on_failure=True,
@@ -94,8 +116,10 @@ def test_generated_requests_never_get_a_500_or_an_answer_outside_the_schema(
             )
             @given(case=strategy)
             def check(case: schemathesis.Case) -> None:
-                response = case.call(headers={"Authorization": token})
-                case.validate_response(response, checks=CHECKS)
+                response = case.call(headers=auth)
+                case.validate_response(
+                    response, headers=auth, excluded_checks=excluded(case.operation)
+                )
 
             check()
 
@@ -104,11 +128,12 @@ def test_generated_requests_never_get_a_500_or_an_answer_outside_the_schema(
         @given(case=operation.as_strategy())
         def check_anonymous(case: schemathesis.Case) -> None:
             response = case.call()
-            case.validate_response(response, checks=CHECKS)
+            case.validate_response(response)
             assert response.status_code == 401
 
         check_anonymous()
         tried.append(f"{operation.method.upper()} {operation.path}")
 
+    assert "GET /api/v1/" in tried
     assert "POST /api/v1/jobs/" in tried
     assert "GET /api/v1/runs/{id}/" in tried

@@ -190,6 +190,9 @@ def test_a_user_creates_runs_edits_disables_and_deletes_jobs(visit: Visit, sched
     page.get_by_label("Schedule").select_option("once")
     expect(page.get_by_label("Every")).to_be_hidden()
     expect(page.get_by_label("Unit")).to_be_hidden()
+    # Neither policy means anything for one run: hidden too, and the defaults stored.
+    expect(page.locator("#id_misfire_policy")).to_be_hidden()
+    expect(page.locator("#id_overlap_policy")).to_be_hidden()
     page.get_by_label("Name").fill("Send the report")
     page.get_by_label("Command").fill("report --send")
     page.get_by_label("Run at").fill(f"{tomorrow.isoformat()}T09:00")
@@ -197,6 +200,7 @@ def test_a_user_creates_runs_edits_disables_and_deletes_jobs(visit: Visit, sched
     expect(page.locator("#job-name")).to_have_text("Send the report")
     once_job = Job.objects.get(name="Send the report")
     assert timezone.localtime(once_job.scheduled_at, ZoneInfo(BROWSER_ZONE)).hour == 9
+    assert (once_job.misfire_policy, once_job.overlap_policy) == ("coalesce", "allow")
 
     # Both are listed, with their schedules in words.
     page.get_by_role("link", name="Jobs", exact=True).click()
@@ -301,8 +305,13 @@ def test_the_admin_form_shows_the_fields_of_the_chosen_schedule(  # type: ignore
         page.get_by_label("Password").fill(PASSWORD)
         page.get_by_role("button", name="Log in").click()
         schedule = page.locator("#id_schedule_type")
+        schedule.select_option("once")
+        expect(page.locator("#id_misfire_policy")).to_be_hidden()
+        expect(page.locator("#id_overlap_policy")).to_be_hidden()
         schedule.select_option("interval")
         expect(page.locator("#id_interval")).to_be_visible()
+        expect(page.locator("#id_misfire_policy")).to_be_visible()
+        expect(page.locator("#id_overlap_policy")).to_be_visible()
         expect(page.locator("#id_cron_expression")).to_be_hidden()
         schedule.select_option("cron")
         expect(page.locator("#id_cron_expression")).to_be_visible()

@@ -111,8 +111,10 @@ def test_a_running_run_stops_within_seconds_of_being_cancelled(make_job):
         run = JobHistory.objects.get(job=job)
         cancelled_at = time.monotonic()
         engine.cancel_run(run, by="alice")
-        assert stopped.wait(10)
-        assert time.monotonic() - cancelled_at < 3  # the watch looks every second
+        assert stopped.wait(30)
+        # The watch looks every second; the bound leaves a loaded machine room and is
+        # still far short of the run's minute.
+        assert time.monotonic() - cancelled_at < 15
         assert seen == ["cancelled"]
         assert scheduler.wait_idle(timeout=10)
     finally:

@@ -41,6 +41,9 @@ CHAOS_ENV = {
     "JOBS_SIM_FAILURE_RATE": 0,
     "JOBS_LEASE_SECONDS": LEASE,
     "JOBS_SHUTDOWN_GRACE_SECONDS": 5,
+    # However long a loaded machine stalls the schedulers, no occurrence is coalesced
+    # as missed: the gapless check counts every one (the misfire test sets its own).
+    "JOBS_MISFIRE_GRACE_SECONDS": 3600,
     "LOG_LEVEL": "WARNING",
 }
 
@@ -51,7 +54,10 @@ def drain_and_check(jobs: list[Job], step: timedelta) -> int:
     connection.close()  # a fresh connection, in case the database was restarted
     Job.objects.update(is_active=False)
     after_lease = timezone.now() + timedelta(seconds=LEASE + 1)
-    with override_settings(JOBS_LEASE_SECONDS=LEASE), time_machine.travel(after_lease, tick=True):
+    with (
+        override_settings(JOBS_LEASE_SECONDS=LEASE, JOBS_MISFIRE_GRACE_SECONDS=3600),
+        time_machine.travel(after_lease, tick=True),
+    ):
         engine.reap()
         Scheduler(workers=4, executor=SimulatedExecutor(min_seconds=0, max_seconds=0)).run_once()
     leftovers = list(
@@ -79,6 +85,10 @@ def chaos(procs: list, spawn: list, seconds: float, rng: random.Random, on_tick=
     return kills
 
 
+def first_attempts_at_least(count: int):  # type: ignore[no-untyped-def]
+    return lambda: JobHistory.objects.filter(attempt=1).count() >= count
+
+
 def stop_all(procs: list) -> None:
     for proc in procs:
         try:
@@ -95,6 +105,8 @@ def test_chaos_on_the_test_database_with_three_schedulers():
     procs = [make() for make in spawn]
     try:
         assert chaos(procs, spawn, seconds=18, rng=rng) >= 5
+        # Enough occurrences claimed, however far a loaded machine let them fall behind.
+        wait_until(first_attempts_at_least(100 * 12), 120, interval=0.5)
     finally:
         stop_all(procs)
     # The schedulers' idle workers had room: claims inserted runs running for them (the
@@ -129,6 +141,7 @@ def test_chaos_with_huey_workers_over_redis_restarted_once():
 
     try:
         assert chaos(procs, spawn, seconds=18, rng=rng, on_tick=restart_redis_once) >= 5
+        wait_until(first_attempts_at_least(100 * 12), 120, interval=0.5)
         # Give the workers a moment past the redispatch timeout to catch up.
         wait_until(
             lambda: (
@@ -151,17 +164,18 @@ def test_chaos_with_huey_workers_over_redis_restarted_once():
 
 
 def test_after_all_schedulers_were_down_missed_occurrences_follow_the_misfire_policy():
-    # Long enough that schedulers started on a loaded machine (several seconds to boot)
-    # still come back before the next grid point has passed its grace.
-    every = timedelta(seconds=10)
-    env = {**CHAOS_ENV, "JOBS_MISFIRE_GRACE_SECONDS": 1}
+    # The schedulers come back more than the grace late for a grid point and must claim
+    # before the next one: EVERY - GRACE - LATE (13 s) for a loaded machine to boot them,
+    # and a running scheduler has the GRACE (5 s) to claim a point on time.
+    every, grace, late = timedelta(seconds=20), 5, timedelta(seconds=7)
+    env = {**CHAOS_ENV, "JOBS_MISFIRE_GRACE_SECONDS": grace}
     anchor = timezone.now() + timedelta(seconds=2)
     for policy in ("coalesce", "skip"):
         for i in range(10):
             Job(
                 name=f"{policy} {i}",
                 command="true",
-                interval=10,
+                interval=every.seconds,
                 interval_unit="second",
                 scheduled_at=anchor,
                 misfire_policy=policy,
@@ -169,21 +183,20 @@ def test_after_all_schedulers_were_down_missed_occurrences_follow_the_misfire_po
     procs = [scheduler(**env) for _ in range(2)]
     try:
         wait_until(
-            lambda: JobHistory.objects.filter(scheduled_for=anchor + every).count() == 20, 30
+            lambda: JobHistory.objects.filter(scheduled_for=anchor + every).count() == 20, 60
         )
     finally:
         stop_all(procs)
     stopped_at = timezone.now()
-    # Down for at least 10 s; come back 2 s after a grid point, i.e. 2 s late for it
-    # (more than the 1 s grace, less than the 10 s interval).
-    k = -((anchor - (stopped_at + timedelta(seconds=10))) // every)
+    # Down for at least one interval; come back LATE after a grid point.
+    k = -((anchor - (stopped_at + every)) // every)
     latest_missed = anchor + k * every
-    time.sleep((latest_missed + timedelta(seconds=2) - timezone.now()).total_seconds())
+    time.sleep(max(0.0, (latest_missed + late - timezone.now()).total_seconds()))
     procs = [scheduler(**env) for _ in range(2)]
     try:
         wait_until(
             lambda: JobHistory.objects.filter(scheduled_for=latest_missed + every).count() == 20,
-            30,
+            60,
         )
     finally:
         stop_all(procs)

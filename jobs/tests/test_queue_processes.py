@@ -61,8 +61,9 @@ def test_a_queue_limit_holds_across_four_schedulers_and_freed_slots_are_reused()
     limit = 2
     count = 14
     env = {"JOBS_QUEUE_LIMITS": f"reports={limit}"}
-    # Runs that overlap (0.2-0.4 s each), all due at once: 14 runs through 2 slots.
-    jobs_due("report", count, "reports", in_seconds=4, sim_min_seconds=0.2, sim_max_seconds=0.4)
+    # Runs that overlap (1-1.5 s each, long beside a loaded machine's sampling), all due
+    # at once: 14 runs through 2 slots.
+    jobs_due("report", count, "reports", in_seconds=4, sim_min_seconds=1, sim_max_seconds=1.5)
     jobs_due("backup", 4, "default", in_seconds=4, sim_min_seconds=0, sim_max_seconds=0.05)
     procs = [scheduler("--workers", "3", "--tick", "0.2", **env) for _ in range(4)]
     most = 0

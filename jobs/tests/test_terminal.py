@@ -237,31 +237,38 @@ def test_the_run_summary_counts_and_starts_again(caplog):
 
 @pytest.mark.processes
 @pytest.mark.django_db(transaction=True)
-def test_sigint_with_runs_in_flight_says_how_many_and_a_summary_replaces_the_run_lines():
+def test_sigint_with_runs_in_flight_says_how_many_and_a_summary_replaces_the_run_lines(tmp_path):
+    # Each run goes on until the test creates this file, after it has seen the message:
+    # still going then however slow the machine, with no run length to guess.
+    release = tmp_path / "release"
     for name in ("slow one", "slow two"):
         Job(
             name=name,
-            command="x",
+            command="jobs.tests.sample_tasks.wait_for_file",
+            executor="python",
+            arguments={"path": str(release)},
             schedule_type="once",
             scheduled_at=timezone.now() + timedelta(seconds=1),
         ).save()
     proc = scheduler(
         "--summary-every", "0.5",
-        RUN_LOG_LEVEL="WARNING", JOBS_SIM_MIN_SECONDS=3, JOBS_SIM_MAX_SECONDS=3,
-        JOBS_SIM_FAILURE_RATE=0, JOBS_SHUTDOWN_GRACE_SECONDS=7,
+        RUN_LOG_LEVEL="WARNING", JOBS_SHUTDOWN_GRACE_SECONDS=120,
     )  # fmt: skip
     try:
-        wait_until(lambda: JobHistory.objects.filter(status=RunStatus.RUNNING).count() == 2, 30)
+        wait_until(lambda: JobHistory.objects.filter(status=RunStatus.RUNNING).count() == 2, 60)
         proc.signal(signal.SIGINT)
-        wait_until(lambda: "stopping:" in proc.log(), 10)
+        wait_until(lambda: "stopping:" in proc.log(), 60)
         # Said while the runs are still going, not after them.
         assert JobHistory.objects.filter(status=RunStatus.RUNNING).count() == 2
-        assert proc.wait(timeout=30) == 0, proc.log()
+        release.touch()
+        assert proc.wait(timeout=120) == 0, proc.log()
         log = proc.log()
     finally:
+        release.touch()
         proc.cleanup()
-    assert "stopping: waiting for 2 runs (up to 7 s)" in log
+    assert "stopping: waiting for 2 runs (up to 120 s)" in log
     assert JobHistory.objects.filter(status=RunStatus.SUCCESS).count() == 2
+    assert all("released" in run.log for run in JobHistory.objects.all())
     # Every run counted once, in however many summary lines the 0.5 s periods make.
     counts = re.findall(r"runs in the last \d+ s: (\d+) succeeded, (\d+) failed", log)
     assert [sum(int(c[i]) for c in counts) for i in (0, 1)] == [2, 0], log

@@ -36,8 +36,9 @@ def test_a_run_past_its_timeout_is_stopped_and_fails_without_retries(make_job, s
     assert run.status == RunStatus.FAILED
     assert "interrupted: the run timed out" in run.log
     assert "timed out after 1 s" in run.log
-    assert run.duration < timedelta(seconds=3)
-    assert took < 10  # stopped, not waited out
+    # Stopped, not waited out: well short of the minute, with room for a loaded machine.
+    assert run.duration < timedelta(seconds=30)
+    assert took < 30
     assert JobHistory.objects.filter(job=job).count() == 1  # no retries asked for
     job.refresh_from_db()
     assert job.last_run_status == RunStatus.FAILED
