@@ -139,7 +139,7 @@ def test_the_migration_clears_what_rows_saved_before_hold_in_unused_fields():
     Job.objects.filter(pk=cron.pk).update(interval=5, scheduled_at=timezone.now())
     Job.objects.filter(pk=every.pk).update(cron_expression="* * * * *", timezone="UTC")
 
-    migration = importlib.import_module("jobs.migrations.0017_unused_schedule_fields")
+    migration = importlib.import_module("jobs.migrations.0018_unused_schedule_fields")
     migration.clear_unused_fields(apps, connection.schema_editor())
 
     once.refresh_from_db()
