@@ -2,7 +2,7 @@
 
 Every setting the app reads that Django does not define has its default in DEFAULTS, so
 a project that sets none of them works; `setting(name)` is the one way to read them
-(jobs/tests/test_packaging.py checks that no module reads one directly). The standalone
+(jobs/tests/project/test_packaging.py checks that no module reads one directly). The standalone
 site (scheduler_site/settings.py) reads each from the environment; the table of
 docs/configuration.md lists them.
 """
@@ -237,7 +237,7 @@ def sync_on_start() -> bool:
 
 
 # --- typed accessors of the other settings: the one way the app reads a setting ---------
-# (`setting(name)` is for these accessors only; jobs/tests/test_packaging.py checks that
+# (`setting(name)` is for these accessors only; jobs/tests/project/test_packaging.py checks that
 # no other module reads a setting by name.)
 
 

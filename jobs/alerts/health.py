@@ -52,6 +52,7 @@ from django.utils import timezone
 
 from jobs import conf, metrics
 from jobs.access.masking import url_origin
+from jobs.alerts import events
 from jobs.alerts.retries import try_delivery
 from jobs.alerts.webhook import new_webhook_id, post_webhook
 from jobs.models import (
@@ -79,8 +80,8 @@ OK = "ok"
 DOWN = "down"
 PAUSED = "paused"
 
-DOWN_EVENT = "scheduler_down"
-RECOVERED_EVENT = "scheduler_recovered"
+DOWN_EVENT = events.SCHEDULER_DOWN
+RECOVERED_EVENT = events.SCHEDULER_RECOVERED
 
 
 class Health(NamedTuple):
@@ -235,7 +236,7 @@ def _mark_down(health: Health) -> tuple[int, dict[str, Any]] | None:
             event = SchedulerEvent.record(SchedulerAction.DOWN, at=now, note=health.reason)
     logger.error("the scheduler is down: %s", health.reason)
     return event.pk, {
-        "event": DOWN_EVENT,
+        **events.envelope(DOWN_EVENT, now),
         "reason": health.reason,
         "down_since": now,
         "noticed_by": process_name(),
@@ -259,7 +260,7 @@ def _mark_recovered(health: Health, down_since: datetime) -> tuple[int, dict[str
             )
     logger.warning("the scheduler has recovered (down since %s)", down_since.isoformat())
     return event.pk, {
-        "event": RECOVERED_EVENT,
+        **events.envelope(RECOVERED_EVENT, now),
         "down_since": down_since,
         "recovered_at": now,
         "down_seconds": _seconds(now - down_since),

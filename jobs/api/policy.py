@@ -42,7 +42,7 @@ from jobs.api.parsers import JSONParser
 from jobs.api.permissions import JobPermissions
 from jobs.api.serializers import field_errors
 from jobs.web.addresses import client_address
-from jobs.web.middleware import request_has_nul
+from jobs.web.middleware import NUL_MESSAGE, request_has_nul
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -147,5 +147,5 @@ class ApiPolicy:
         # Before authentication looks a token up: PostgreSQL refuses NUL in text (the
         # standalone site's RejectNulMiddleware answers so for every page).
         if request_has_nul(request._request):
-            raise exceptions.ParseError("A NUL character is not allowed in a request.")
+            raise exceptions.ParseError(NUL_MESSAGE)
         super().initial(request, *args, **kwargs)  # type: ignore[misc]

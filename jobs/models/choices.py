@@ -74,8 +74,9 @@ class ScheduleType(models.TextChoices):
     CRON = "cron", _("Cron expression")
 
 
-# Which schedule types use which fields. Job.clean() requires them for these types; the
-# forms (the dashboard's and the admin's) show a field only for its types
+# Which schedule types use which fields. Job.clean() requires them for these types, and
+# a job of any other type stores them empty, whatever was sent (SCHEDULE_FIELD_UNUSED);
+# the forms (the dashboard's and the admin's) show a field only for its types
 # (jobs/static/jobs/job_form.js); without JavaScript all are shown.
 SCHEDULE_TYPE_FIELDS = {
     "scheduled_at": (ScheduleType.ONCE, ScheduleType.INTERVAL),
@@ -83,6 +84,10 @@ SCHEDULE_TYPE_FIELDS = {
     "interval_unit": (ScheduleType.INTERVAL,),
     "cron_expression": (ScheduleType.CRON,),
     "timezone": (ScheduleType.CRON,),
+    # A one-off job runs once, late if the scheduler was down: it misses nothing it
+    # could skip, and no earlier occurrence of its own can still be going.
+    "misfire_policy": (ScheduleType.INTERVAL, ScheduleType.CRON),
+    "overlap_policy": (ScheduleType.INTERVAL, ScheduleType.CRON),
 }
 
 
@@ -104,6 +109,19 @@ class OverlapPolicy(models.TextChoices):
     ALLOW = "allow", _("Run anyway (allow overlap)")
     FORBID = "forbid", _("Skip the new occurrence (forbid overlap)")
     REPLACE = "replace", _("Cancel the old run and start the new one (replace)")
+
+
+# What a job stores in a SCHEDULE_TYPE_FIELDS field its schedule type does not use: null
+# (or the empty text of a text field), and for the policies their defaults.
+SCHEDULE_FIELD_UNUSED = {
+    "scheduled_at": None,
+    "interval": None,
+    "interval_unit": "",
+    "cron_expression": "",
+    "timezone": "",
+    "misfire_policy": MisfirePolicy.COALESCE.value,
+    "overlap_policy": OverlapPolicy.ALLOW.value,
+}
 
 
 class RunStatus(models.TextChoices):

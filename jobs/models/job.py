@@ -12,6 +12,7 @@ several scheduler processes write these tables and only the database sees them a
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -380,6 +381,15 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
         return bool(self.code_key) and self.code_declaration is not None
 
     # --- validation -----------------------------------------------------------------
+
+    def clean_fields(self, exclude: Collection[str] | None = None) -> None:
+        # First, so that a value sent for a field the schedule does not use is neither
+        # judged nor kept.
+        self.clear_unused_schedule_fields()
+        # An empty policy gets clean()'s one message (job_rules.policy_errors), not a
+        # second one from here.
+        empty = {name for name in job_rules.POLICY_MESSAGES if not getattr(self, name)}
+        super().clean_fields(exclude={*(exclude or ()), *empty})
 
     def clean(self) -> None:
         """Field-level messages for every way a job can be wrong (jobs/models/job_rules.py).

@@ -35,6 +35,8 @@ from jobs.models.choices import (
     MAX_TIMEOUT_SECONDS,
     MIN_PRIORITY,
     QUEUE_NAME_PATTERN,
+    SCHEDULE_FIELD_UNUSED,
+    SCHEDULE_TYPE_FIELDS,
     ExecutorKind,
     IntervalUnit,
     ScheduleType,
@@ -111,6 +113,31 @@ def text_errors(job: JobModel) -> dict[str, str]:
     return errors
 
 
+def unused_schedule_values(schedule_type: str) -> dict[str, Any]:
+    """What a job of `schedule_type` stores in the schedule fields that type does not use
+    (jobs.models.choices.SCHEDULE_FIELD_UNUSED); nothing for an unknown type, which
+    validation refuses with its own message."""
+    if schedule_type not in ScheduleType.values:
+        return {}
+    return {
+        name: SCHEDULE_FIELD_UNUSED[name]
+        for name, types in SCHEDULE_TYPE_FIELDS.items()
+        if schedule_type not in types
+    }
+
+
+# The fields the forms leave optional, because a one-off job has them hidden (and so not
+# sent), but that interval and cron jobs need; judged here, once, when left empty.
+POLICY_MESSAGES = {
+    "misfire_policy": _("Choose what happens to the runs missed while the scheduler was down."),
+    "overlap_policy": _("Choose what a run does while the previous one is still going."),
+}
+
+
+def policy_errors(job: JobModel) -> dict[str, str]:
+    return {name: message for name, message in POLICY_MESSAGES.items() if not getattr(job, name)}
+
+
 def schedule_errors(job: JobModel, *, schedule_changed: Callable[[], bool]) -> dict[str, str]:
     errors: dict[str, str] = {}
     if job.schedule_type == ScheduleType.ONCE:
@@ -134,6 +161,7 @@ def schedule_errors(job: JobModel, *, schedule_changed: Callable[[], bool]) -> d
                 errors["interval"] = _("The interval can be at most 3650 days (ten years).")
     elif job.schedule_type == ScheduleType.CRON and (message := cron_expression_error(job)):
         errors["cron_expression"] = message
+    errors.update(policy_errors(job))
     if job.timezone:
         try:
             schedules.time_zone(job.timezone)

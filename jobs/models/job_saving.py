@@ -77,6 +77,7 @@ class JobSaving:
         """Save, and record what changed in the audit trail (jobs.models.changes) in the
         same transaction. `change_action` names the change when it is not a plain
         create, edit, enable or disable (a restore)."""
+        self.clear_unused_schedule_fields()
         adding = self._state.adding
         explicit_fields = kwargs.get("update_fields")
         old = None if adding else self._values_as_loaded()

@@ -7,12 +7,21 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from jobs.models import job_rules
 from jobs.models.choices import ScheduleType
 from jobs.schedules import arithmetic as schedules
 
 
 class JobSchedule:
     """A job's schedule as arithmetic: its step or cron schedule, and where it next runs."""
+
+    def clear_unused_schedule_fields(self) -> None:
+        """Set the schedule fields the job's type does not use to their empty values
+        (jobs.models.choices.SCHEDULE_FIELD_UNUSED), whatever a form, the admin or the
+        API sent for them: a one-off job has no interval (null, never a 0 that would
+        mean nothing) and no misfire or overlap policy but the defaults."""
+        for name, value in job_rules.unused_schedule_values(self.schedule_type).items():
+            setattr(self, name, value)
 
     @property
     def step(self) -> timedelta | None:

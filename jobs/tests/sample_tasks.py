@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from datetime import date, datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from jobs import current_run, register
@@ -103,6 +104,20 @@ def wait_for_stop(seconds: float = 30.0) -> str:
     stopped = run.stop.wait(seconds)
     print(f"stopped={stopped} reason={run.stop_reason}")
     return run.stop_reason
+
+
+@register
+def wait_for_file(path: str, seconds: float = 300.0) -> str:
+    """Run until the file `path` exists: a test creates it when it has seen what it
+    waited for, so the run is still going then, however slow the machine. Returns early
+    when the run is told to stop, or after `seconds` (a test that failed midway)."""
+    run = current_run()
+    assert run is not None
+    deadline = time.monotonic() + seconds
+    while not Path(path).exists():
+        if run.stop.wait(0.02) or time.monotonic() > deadline:
+            return f"not released: {run.stop_reason or 'gave up'}"
+    return "released"
 
 
 @register

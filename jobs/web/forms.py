@@ -39,6 +39,7 @@ from jobs.models import (
     MAX_PRIORITY,
     MIN_PRIORITY,
     NAME_MAX_LENGTH,
+    SCHEDULE_TYPE_FIELDS,
     ExecutorKind,
     Job,
     JobState,
@@ -396,8 +397,21 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
                 css_class="js-schedule",
                 data_schedule=ScheduleType.CRON,
             ),
-            "misfire_policy",
-            Row(Column("overlap_policy"), Column("timeout_seconds")),
+            Div(
+                "misfire_policy",
+                css_class="js-schedule",
+                data_schedule=" ".join(SCHEDULE_TYPE_FIELDS["misfire_policy"]),
+            ),
+            Row(
+                Column(
+                    Div(
+                        "overlap_policy",
+                        css_class="js-schedule",
+                        data_schedule=" ".join(SCHEDULE_TYPE_FIELDS["overlap_policy"]),
+                    )
+                ),
+                Column("timeout_seconds"),
+            ),
             Row(Column("queue"), Column("priority")),
             Row(Column("max_retries"), Column("retry_backoff_seconds")),
             Fieldset(_("Chains"), Row(Column("on_success"), Column("on_failure"))),

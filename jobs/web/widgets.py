@@ -86,13 +86,17 @@ class TimeZoneSelect(forms.Select):
 
 
 def mark_schedule_switch(fields: dict[str, forms.Field]) -> None:
-    """Tag a job form's fields for job_form.js: the switch, and what each field needs."""
+    """Tag a job form's fields for job_form.js: the switch, and what each field needs;
+    those some types do without are optional in the form."""
     if "schedule_type" not in fields:  # a read-only view of the job
         return
     fields["schedule_type"].widget.attrs["data-schedule-switch"] = ""
     for name, types in SCHEDULE_TYPE_FIELDS.items():
         if name in fields:
             fields[name].widget.attrs["data-schedule-types"] = " ".join(types)
+            # Hidden (so disabled, so not sent) for the other types: the model requires
+            # what the chosen type needs (Job.clean) and stores the rest empty.
+            fields[name].required = False
 
 
 # What a browser's datetime-local input sends (with or without seconds).
