@@ -19,8 +19,8 @@ from jobs.executors.output import RunOutput
 from jobs.models import ChangeAction, Job, JobChange, JobHistory, RunStatus
 from jobs.tests.factories import make_job, make_run, make_user
 from jobs.tests.forms import dashboard_form
-from jobs.tests.web.test_views_queries import EVERY_PAGE
 from jobs.tests.ui_support import PASSWORD
+from jobs.tests.web.test_views_queries import EVERY_PAGE
 
 pytest_plugins = ["jobs.tests.ui_support"]
 pytestmark = pytest.mark.django_db
