@@ -22,7 +22,7 @@ from jobs.access import masking
 from jobs.access.masking import may_see_secrets, shown_target
 from jobs.forecasts import upcoming
 from jobs.models import JobState, RunStatus, ScheduleType
-from jobs.web import context_processors
+from jobs.web import context_processors, languages
 
 register = template.Library()
 
@@ -430,3 +430,9 @@ def bootstrap_form(context: template.Context, form: Any) -> str:
     node = CrispyFormNode("form", "helper", template_pack=CRISPY_PACK)
     with context.push(form=form, helper=helper):
         return node.render(context)
+
+
+@register.simple_tag
+def language_choices(current: str) -> list[languages.LanguageChoice]:
+    """The header switch's languages: the app's that the project offers (jobs/web/languages.py)."""
+    return languages.switch_choices(current)
