@@ -1,8 +1,8 @@
 """The screens in a real browser: Debian's Chromium driven by Playwright, against Django's
 live server, with a real scheduler executing runs in a background thread.
 
-    python -m pytest jobs/tests/test_browser.py            # the scenarios
-    UPDATE_SCREENSHOTS=1 python -m pytest jobs/tests/test_browser.py -k screenshots
+    .venv/bin/python -m pytest jobs/tests/test_browser.py  # the scenarios
+    UPDATE_SCREENSHOTS=1 .venv/bin/python -m pytest jobs/tests/test_browser.py -k screenshots
 
 Nothing here sleeps and hopes: every wait is an expect(...) with a timeout.
 """
