@@ -23,6 +23,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
@@ -279,9 +280,20 @@ def job_run(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
         if arguments is None:
             context = {"section": "jobs", "job": job, "run_form": form}
             return render(request, "jobs/job_run.html", context, status=400)
-    engine.run_now(job, arguments=arguments)
-    messages.success(request, _("“%(name)s” will run in a moment.") % {"name": job.name})
+    new_run = engine.run_now(job, arguments=arguments)
+    messages.success(request, _will_run_message(job, new_run))
     return redirect(_next_url(request, reverse("jobs:job_detail", args=[job.pk])))
+
+
+def _will_run_message(job: Job, run: JobHistory) -> str:
+    """ "“name” will run in a moment.", linking the run it made: its live log is where
+    one looks next. Escaped here (the message is shown as HTML)."""
+    return format_html(
+        '{} <a href="{}" class="alert-link" data-run-link>{}</a>',
+        _("“%(name)s” will run in a moment.") % {"name": job.name},
+        reverse("jobs:run_detail", args=[run.pk]),
+        _("See the run"),
+    )
 
 
 def _not_enabled_message(job: Job, refusal: ValidationError) -> str:
