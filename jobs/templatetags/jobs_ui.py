@@ -206,6 +206,14 @@ def moment_in(value: datetime | None, zone: str) -> str:
 
 
 @register.simple_tag
+def moment_as(value: datetime, django_format: str, zone_name: str = "") -> str:
+    """The schedule preview's moments: `value` with `django_format`, in the zone named
+    (the viewer's when none), its abbreviation right for a wall time that happens twice."""
+    zone = times.zone_named(zone_name) or timezone.get_current_timezone()
+    return times.dated_moment_text(value, zone, django_format)
+
+
+@register.simple_tag
 def zone_label() -> str:
     """The viewer's zone, named: "Asia/Tokyo (JST)" (the layout's header)."""
     return times.zone_label()

@@ -770,11 +770,11 @@ def test_the_form_previews_the_schedule_as_one_types_and_upcoming_draws_the_runs
         expect(rows).to_have_count(10)
         expect(preview).to_contain_text("In Europe/Berlin")
         expect(preview).to_contain_text(f"Your time ({BROWSER_ZONE})")
-        expect(rows.nth(2)).to_contain_text("Sun 28 Mar 2027, 03:00 CEST")
+        expect(rows.nth(2)).to_contain_text("Sun 28 Mar 2027, 03:00:00 CEST")
         expect(rows.nth(2).locator("[data-note]")).to_have_text(
             "02:30 does not exist on 28 March 2027: runs at 03:00 CEST"
         )
-        expect(rows.nth(3)).to_contain_text("Mon 29 Mar 2027, 02:30 CEST")
+        expect(rows.nth(3)).to_contain_text("Mon 29 Mar 2027, 02:30:00 CEST")
         # Ten keystrokes, far fewer requests: htmx waits for a pause in the typing.
         assert _preview_requests(visit) - asked_before < 10
         if os.environ.get("UPDATE_SCREENSHOTS"):
@@ -787,7 +787,7 @@ def test_the_form_previews_the_schedule_as_one_types_and_upcoming_draws_the_runs
         )
         expect(rows).to_have_count(0)
         page.get_by_label("Cron expression").fill("0 9 * * 1-5")
-        expect(rows.first).to_contain_text("Fri 26 Mar 2027, 09:00 CET")
+        expect(rows.first).to_contain_text("Fri 26 Mar 2027, 09:00:00 CET")
 
         _populate_for_upcoming()
         page.get_by_role("link", name="Upcoming").click()

@@ -11,8 +11,13 @@ from typing import NamedTuple
 import pytest
 
 from jobs.models import JobChange, RunStatus
+from jobs.tests import test_browser
 from jobs.tests.factories import make_job, make_run
-from jobs.tests.test_browser import Visit, browser, expect, user  # noqa: F401 (fixtures)
+from jobs.tests.test_browser import Visit, expect
+
+# The browser tests' fixtures: one Chromium for the module, the user who logs in.
+browser = test_browser.browser
+user = test_browser.user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -33,7 +38,7 @@ class Pages(NamedTuple):
 
 
 @pytest.fixture
-def pages(user):  # type: ignore[no-untyped-def]  # noqa: F811
+def pages(user):  # type: ignore[no-untyped-def]
     """Every kind of page, with the rows that make tables widest: a long name, runs in
     each state (a pending one can be cancelled, a running one has a start), changes."""
     job = make_job(name=LONG_NAME, arguments={})
@@ -69,7 +74,7 @@ def pages(user):  # type: ignore[no-untyped-def]  # noqa: F811
 
 @pytest.mark.parametrize("language", ["en", "ja"])
 @pytest.mark.parametrize("width", [375, 1280])
-def test_no_page_scrolls_sideways(browser, live_server, pages, width, language) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_no_page_scrolls_sideways(browser, live_server, pages, width, language) -> None:  # type: ignore[no-untyped-def]
     tab = Visit(browser, live_server.url)
     try:
         tab.page.set_viewport_size({"width": width, "height": 900})
@@ -99,7 +104,7 @@ def test_no_page_scrolls_sideways(browser, live_server, pages, width, language) 
 def test_the_job_page_s_runs_table_fits_its_card_at_1280_and_links_each_run(  # type: ignore[no-untyped-def]
     browser,
     live_server,
-    pages,  # noqa: F811
+    pages,
 ) -> None:
     tab = Visit(browser, live_server.url)
     try:
@@ -119,7 +124,7 @@ def test_the_job_page_s_runs_table_fits_its_card_at_1280_and_links_each_run(  # 
         tab.close()
 
 
-def test_the_job_page_s_changes_read_on_a_phone(browser, live_server, pages) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_the_job_page_s_changes_read_on_a_phone(browser, live_server, pages) -> None:  # type: ignore[no-untyped-def]
     tab = Visit(browser, live_server.url)
     try:
         tab.page.set_viewport_size({"width": 375, "height": 900})
