@@ -153,3 +153,21 @@ def test_the_first_of_two_ambiguous_times_keeps_its_zone_in_both_columns(  # typ
     ).text
     first = html[html.index('<tr data-at="2027-10-31T00:30:00Z">') :].split("</tr>")[0]
     assert first.count("Sun 31 Oct 2027, 02:30:00 CEST") == 2, first
+
+
+def test_a_new_job_s_empty_form_asks_for_a_schedule_without_a_warning(signed_in: Client) -> None:
+    for values in (
+        {},
+        {"schedule_type": "interval", "interval": "", "interval_unit": ""},
+        {"schedule_type": "cron", "cron_expression": " ", "timezone": ""},
+        {"schedule_type": "once", "scheduled_at": ""},
+    ):
+        html = signed_in.get(URL, values).text
+        assert "Fill in the schedule to see its next runs." in html, values
+        assert "cannot be saved" not in html, values
+
+
+def test_a_schedule_typed_wrong_still_gets_its_messages(signed_in: Client) -> None:
+    html = signed_in.get(URL, {"schedule_type": "interval", "interval": "0"}).text
+    assert "This schedule cannot be saved as it is:" in html
+    assert "Fill in the schedule" not in html

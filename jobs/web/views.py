@@ -19,7 +19,7 @@ from django.contrib.auth.decorators import login_not_required, permission_requir
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db import DatabaseError, connection
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -348,6 +348,10 @@ def schedule_preview(request: HttpRequest) -> HttpResponse:
     form = SchedulePreviewForm(request.GET)
     result = None
     errors: dict
+    if base is None and _nothing_typed(request.GET):
+        # A new job's empty form: a neutral line, not a warning before anything is typed.
+        context = {"empty": True, "viewer_zone": timezone.get_current_timezone_name()}
+        return render(request, "jobs/_schedule_preview.html", context)
     if base is not None and base.code_fields.issuperset(preview.PREVIEW_FIELDS):
         # Declared in code: its form's schedule fields are disabled, so none is sent.
         result = preview.preview(preview.schedule_job({}, base))
@@ -363,6 +367,20 @@ def schedule_preview(request: HttpRequest) -> HttpResponse:
         "viewer_zone": timezone.get_current_timezone_name(),
     }
     return render(request, "jobs/_schedule_preview.html", context)
+
+
+# The inputs that make each kind of schedule: while all of them are blank, nothing has
+# been typed yet (the unit and the zone have defaults of their own).
+SCHEDULE_INPUTS = {
+    ScheduleType.INTERVAL: ("interval",),
+    ScheduleType.CRON: ("cron_expression",),
+    ScheduleType.ONCE: ("scheduled_at", "scheduled_at_0", "scheduled_at_1"),
+}
+
+
+def _nothing_typed(values: QueryDict) -> bool:
+    inputs = SCHEDULE_INPUTS.get(values.get("schedule_type") or ScheduleType.INTERVAL, ())
+    return all(not values.get(name, "").strip() for name in inputs)
 
 
 @require_GET
