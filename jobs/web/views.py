@@ -46,8 +46,8 @@ from jobs.models import NAME_MAX_LENGTH, Job, JobChange, JobHistory, RunStatus, 
 from jobs.models.chains import CHAIN_FIELDS, chain_links
 from jobs.web import chains as chain_fields
 from jobs.web import changes as job_changes
+from jobs.web import context_processors, listing
 from jobs.web import dashboard as dashboard_data
-from jobs.web import listing
 from jobs.web.forms import (
     SHOW_TASK,
     HistoryFilterForm,
@@ -390,7 +390,13 @@ def upcoming_page(request: HttpRequest) -> HttpResponse:
     as density strips (jobs/forecasts/upcoming.py)."""
     choices = UpcomingForm(request.GET)
     span = choices.chosen_span()
-    timeline = upcoming.timeline(timezone.now(), span, timezone.get_current_timezone())
+    pause = context_processors.current_pause(request)
+    timeline = upcoming.timeline(
+        timezone.now(),
+        span,
+        timezone.get_current_timezone(),
+        paused=pause.window if pause is not None else None,
+    )
     page = Paginator(timeline.entries, JOBS_PER_PAGE).get_page(request.GET.get("page"))
     rows = timeline.rows(page.object_list)
     context = {
