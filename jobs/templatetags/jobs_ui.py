@@ -14,8 +14,8 @@ from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.utils import timezone
 from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import mark_safe
+from django.utils.translation import get_language, ngettext, pgettext
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
 
 from jobs import conf, times
 from jobs.access import masking
@@ -132,8 +132,10 @@ def simulation_text(job: Any) -> str:
         fails = _("every run fails")
     else:
         fails = _("%(percent)s %% of runs fail") % {"percent": _number(rate * 100)}
+    # Joined as the language writes it: Japanese puts no space before its "(default)".
+    with_default = pgettext("a value and “(default)” after it", "%(value)s %(default)s")
     if job.sim_failure_rate is None:
-        fails = f"{fails} {default}"
+        fails = with_default % {"value": fails, "default": default}
     shortest, longest = effective.min_seconds, effective.max_seconds
     if longest == shortest:
         takes = _("each takes %(seconds)s s") % {"seconds": _number(shortest)}
@@ -143,7 +145,7 @@ def simulation_text(job: Any) -> str:
             "longest": _number(longest),
         }
     if job.sim_min_seconds is None or job.sim_max_seconds is None:
-        takes = f"{takes} {default}"
+        takes = with_default % {"value": takes, "default": default}
     return _("%(fails)s, %(takes)s") % {"fails": fails, "takes": takes}
 
 
@@ -156,6 +158,17 @@ def status_badge(status: str) -> str:
         status,
         RunStatus(status).label,
     )
+
+
+# Django's "4 weeks, 2 days from now" joins its parts with ", " in every language; Japanese
+# writes them together ("4週間2日後"). Django's own catalogue cannot say "nothing".
+PARTS_JOINED = {"ja": ""}
+
+
+def _relative(moment: datetime) -> str:
+    text = str(naturaltime(moment))
+    joiner = PARTS_JOINED.get((get_language() or "").split("-")[0])
+    return text if joiner is None else text.replace(", ", joiner)
 
 
 @register.simple_tag
@@ -182,7 +195,7 @@ def when(moment: datetime | None, empty: str = "", job_zone: str = "") -> str:
         '<small class="text-body-secondary text-nowrap">{}</small>{}',
         timezone.localtime(moment, viewer).isoformat(timespec="seconds"),
         times.with_zone_name(text, viewer),
-        naturaltime(moment),
+        _relative(moment),
         text,
         in_job_zone,
     )
