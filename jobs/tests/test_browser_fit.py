@@ -28,6 +28,8 @@ SCROLLING_BOXES = """[...document.querySelectorAll(
     '.table-responsive, #changelist .results, .inline-group, .tabular'
 )].filter(box => box.scrollWidth > box.clientWidth + 1)
   .map(box => `${box.className || box.id}: ${box.scrollWidth} > ${box.clientWidth}`)"""
+# A worker as a real one names itself: host, process, thread.
+LONG_WORKER = "scheduler-1.eu-west-1.compute.internal:48213:ThreadPoolExecutor-0_3"
 LONG_NAME = "nightly-backup-of-the-reports-database and a rather long description of it"
 
 
@@ -42,14 +44,28 @@ def pages(user):  # type: ignore[no-untyped-def]
     """Every kind of page, with the rows that make tables widest: a long name, runs in
     each state (a pending one can be cancelled, a running one has a start), changes."""
     job = make_job(name=LONG_NAME, arguments={})
-    finished = make_run(job, ago=timedelta(minutes=3), log="line\n" * 20)
+    finished = make_run(job, ago=timedelta(minutes=3), log="line\n" * 20, worker=LONG_WORKER)
     make_run(job, status=RunStatus.FAILED, ago=timedelta(minutes=2))
-    running = make_run(job, status=RunStatus.RUNNING, ago=timedelta(seconds=30), trigger="manual")
+    running = make_run(
+        job,
+        status=RunStatus.RUNNING,
+        ago=timedelta(seconds=30),
+        trigger="manual",
+        worker=LONG_WORKER,
+    )
     pending = make_run(job, status=RunStatus.PENDING, ago=timedelta(seconds=5), trigger="manual")
     job.name = LONG_NAME + " renamed"
     job.interval = 45
     job.save()
     assert JobChange.objects.filter(job_id=job.pk).count() >= 2
+    shell = make_job(
+        name="tick",
+        executor="shell",
+        command="""sh -c 'for i in $(seq 1 120); do echo "tick $i for $WHO"; sleep 1; done'""",
+        arguments={"env": {"WHO": "the form"}},
+        timeout_seconds=300,
+    )
+    make_run(shell, worker=LONG_WORKER, log="tick 1 for the form\n" * 50)
     urls = [
         "/",
         "/jobs/",
@@ -66,6 +82,8 @@ def pages(user):  # type: ignore[no-untyped-def]
         "/admin/",
         "/admin/jobs/job/",
         f"/admin/jobs/job/{job.pk}/change/",
+        f"/admin/jobs/job/{shell.pk}/change/",
+        f"/jobs/{shell.pk}/",
         "/admin/jobs/jobhistory/",
         f"/admin/jobs/jobhistory/{finished.pk}/change/",
     ]
