@@ -2,13 +2,14 @@
 
 Every setting the app reads that Django does not define has its default in DEFAULTS, so
 a project that sets none of them works; `setting(name)` is the one way to read them
-(jobs/tests/test_packaging.py checks that no module reads one directly). The standalone
+(jobs/tests/project/test_packaging.py checks that no module reads one directly). The standalone
 site (scheduler_site/settings.py) reads each from the environment; the table of
 docs/configuration.md lists them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -47,6 +48,7 @@ DEFAULTS: dict[str, Any] = {
     "JOBS_SHELL_HUEY_QUEUE": "",
     "JOBS_SHELL_DEFAULT_TIMEOUT": 3600,
     "JOBS_KILL_GRACE_SECONDS": 5.0,
+    "JOBS_PYTHON_ISOLATION": "thread",
     "JOBS_HTTP_ALLOWED_HOSTS": (),
     "JOBS_HTTP_TIMEOUT_SECONDS": 30.0,
     "JOBS_LOG_MAX_BYTES": 262144,
@@ -101,6 +103,12 @@ def project_dir() -> Path:
     own template does), else the current folder, where manage.py is usually run."""
     base = getattr(settings, "BASE_DIR", None)
     return Path(base) if base else Path.cwd()
+
+
+def kill_grace() -> float:
+    """How long a stopped run's processes (or a stopped Python task) get after SIGTERM
+    (after being asked to stop) before SIGKILL (before being reported)."""
+    return float(setting("JOBS_KILL_GRACE_SECONDS"))
 
 
 def lease() -> timedelta:
@@ -226,3 +234,149 @@ def time_zone() -> str:
 def sync_on_start() -> bool:
     """runscheduler brings the database to the schedules declared in code as it starts."""
     return bool(setting("JOBS_SYNC_ON_START"))
+
+
+# --- typed accessors of the other settings: the one way the app reads a setting ---------
+# (`setting(name)` is for these accessors only; jobs/tests/project/test_packaging.py checks that
+# no other module reads a setting by name.)
+
+
+def task_modules() -> list[str]:
+    """Modules imported to find Python tasks, besides each app's `tasks` module."""
+    return [str(name) for name in setting("JOBS_TASK_MODULES") or ()]
+
+
+def management_commands() -> list[str]:
+    """The management commands a command job may run (JOBS_MANAGEMENT_COMMANDS)."""
+    return [str(name) for name in setting("JOBS_MANAGEMENT_COMMANDS")]
+
+
+def shell_enabled() -> bool:
+    return bool(setting("JOBS_SHELL_ENABLED"))
+
+
+def shell_default_timeout() -> int:
+    """The timeout of a shell run whose job sets none, in seconds (0: none)."""
+    return int(setting("JOBS_SHELL_DEFAULT_TIMEOUT"))
+
+
+def shell_huey_queue() -> str:
+    """The Huey queue of shell runs ("": the run's own)."""
+    return str(setting("JOBS_SHELL_HUEY_QUEUE") or "")
+
+
+def python_isolation() -> str:
+    """How python runs are isolated: "thread" or "process" (as written; the executor
+    checks the value)."""
+    return str(setting("JOBS_PYTHON_ISOLATION")).strip().lower()
+
+
+def http_timeout() -> float:
+    """The total time of an HTTP job's request when the job sets no timeout, in seconds."""
+    return float(setting("JOBS_HTTP_TIMEOUT_SECONDS"))
+
+
+def log_max_bytes() -> int:
+    return int(setting("JOBS_LOG_MAX_BYTES"))
+
+
+def redis_url() -> str:
+    return str(setting("REDIS_URL") or "")
+
+
+def huey_periodic_pass() -> bool:
+    return bool(setting("JOBS_HUEY_PERIODIC_PASS"))
+
+
+def queue_limits_setting() -> str | Mapping[str, int]:
+    """JOBS_QUEUE_LIMITS as written: "reports=2,default=20", or a dict in a project's
+    settings; jobs.queues parses and checks it."""
+    return setting("JOBS_QUEUE_LIMITS") or ""
+
+
+def huey_queues() -> list[str]:
+    """The job queues with a Huey queue of their own."""
+    return [str(name) for name in setting("JOBS_HUEY_QUEUES") or ()]
+
+
+def huey_queue() -> str:
+    """HUEY_QUEUE: the Huey queue of every job queue not listed in JOBS_HUEY_QUEUES, and
+    the prefix of the names of the listed ones (Huey's own setting: no default here)."""
+    return str(getattr(settings, "HUEY_QUEUE", "jobs"))
+
+
+def huey_consume_queue() -> str:
+    return str(setting("JOBS_HUEY_CONSUME_QUEUE") or "")
+
+
+def ui_poll_seconds() -> float:
+    return float(setting("JOBS_UI_POLL_SECONDS"))
+
+
+def dashboard_cache_seconds() -> float:
+    return float(setting("JOBS_DASHBOARD_CACHE_SECONDS"))
+
+
+def api_throttle_anon() -> str:
+    return str(setting("JOBS_API_THROTTLE_ANON"))
+
+
+def api_throttle_user() -> str:
+    return str(setting("JOBS_API_THROTTLE_USER"))
+
+
+def trusted_proxy() -> bool:
+    return bool(setting("TRUSTED_PROXY"))
+
+
+def metrics_token() -> str:
+    return str(setting("METRICS_TOKEN") or "")
+
+
+def metrics_window() -> timedelta:
+    return timedelta(seconds=float(setting("JOBS_METRICS_WINDOW_SECONDS")))
+
+
+def alert_attempts() -> int:
+    return int(setting("JOBS_ALERT_ATTEMPTS"))
+
+
+def alert_backoff() -> float:
+    return float(setting("JOBS_ALERT_BACKOFF_SECONDS"))
+
+
+def alert_timeout() -> float:
+    return float(setting("JOBS_ALERT_TIMEOUT_SECONDS"))
+
+
+def alert_threads() -> int:
+    return int(setting("JOBS_ALERT_THREADS"))
+
+
+def webhook_secret() -> str:
+    return str(setting("JOBS_WEBHOOK_SECRET") or "")
+
+
+def base_url() -> str:
+    """The site's address for links in alerts ("": relative links)."""
+    return str(setting("JOBS_BASE_URL") or "")
+
+
+def admin_alert_url() -> str:
+    return str(setting("JOBS_ADMIN_ALERT_URL") or "")
+
+
+def admin_alert_emails() -> list[str]:
+    return [str(address) for address in setting("JOBS_ADMIN_ALERT_EMAILS") or ()]
+
+
+def password_reset_enabled() -> bool:
+    return bool(setting("PASSWORD_RESET_ENABLED"))
+
+
+def password_reset_limit() -> int:
+    return int(setting("PASSWORD_RESET_LIMIT"))
+
+
+def min_secret_key_length() -> int:
+    return int(setting("MIN_SECRET_KEY_LENGTH"))

@@ -12,8 +12,10 @@ import enum
 import logging
 import time
 from datetime import date
+from typing import Annotated
 
 from jobs import current_run, register
+from jobs.pytasks.registry import Between
 
 logger = logging.getLogger(__name__)
 
@@ -24,7 +26,11 @@ class Level(enum.Enum):
 
 
 @register
-def say_hello(name: str = "world", times: int = 1) -> str:
+def say_hello(
+    name: str = "world",
+    # Bounded: a greeting repeated 10**30 times would hold a worker for ever.
+    times: Annotated[int, Between(1, 1000)] = 1,
+) -> str:
     """Print a greeting: the smallest task there is."""
     for _ in range(times):
         print(f"Hello, {name}!")
@@ -47,7 +53,7 @@ def always_fails(message: str = "something went wrong") -> None:
 
 
 @register(name="jobs.example_tasks.count_slowly", description="Count up, one number a second.")
-def count_slowly(to: int = 10) -> int:
+def count_slowly(to: Annotated[int, Between(0, 86_400)] = 10) -> int:
     counted = 0
     run = current_run()
     for number in range(1, to + 1):

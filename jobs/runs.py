@@ -11,6 +11,15 @@ import os
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
+
+
+class ProcessGroup(NamedTuple):
+    """Where a run's processes are: the host they run on and their process group (the
+    pid of the supervisor that leads it, jobs/executors/supervisor.py)."""
+
+    host: str
+    group: int
 
 
 def as_key(value: uuid.UUID | str) -> str:

@@ -341,9 +341,8 @@ JOBS_TASK_MODULES = env_list("JOBS_TASK_MODULES", ["jobs.example_tasks"])
 # as `manage.py syncjobs` does; off for a rolling deploy that runs syncjobs as a release
 # step (docs/scheduling.md "Schedules in code").
 JOBS_SYNC_ON_START = env_bool("JOBS_SYNC_ON_START", True)
-# The management commands a `command` job may run. Commands that execute code or lose
-# data (shell, dbshell, flush, createsuperuser, ...) run only if listed here, and then
-# only users with jobs.use_shell may choose them.
+# The management commands a `command` job may run. Only users with jobs.use_shell may
+# choose any but the few known to be harmless (jobs.executors.command.SAFE_COMMANDS).
 JOBS_MANAGEMENT_COMMANDS = env_list(
     "JOBS_MANAGEMENT_COMMANDS", ["clearsessions", "prunehistory", "check"]
 )
@@ -358,6 +357,14 @@ JOBS_SHELL_DEFAULT_TIMEOUT = env_int(
 )
 # Stopping a shell or command run: SIGTERM to its process group, SIGKILL this long after.
 JOBS_KILL_GRACE_SECONDS = env_float("JOBS_KILL_GRACE_SECONDS", 5.0, minimum=0.0, maximum=600.0)
+# Python runs: "thread" (in the worker's thread; stopping is cooperative, the task must
+# look at current_run().stop) or "process" (a child process per run, killed at a cancel
+# or a timeout after JOBS_KILL_GRACE_SECONDS).
+JOBS_PYTHON_ISOLATION = env_str("JOBS_PYTHON_ISOLATION", "thread").strip().lower()
+if JOBS_PYTHON_ISOLATION not in ("thread", "process"):
+    raise ImproperlyConfigured(
+        f"JOBS_PYTHON_ISOLATION must be thread or process, got {JOBS_PYTHON_ISOLATION!r}"
+    )
 # HTTP jobs: hosts (names or addresses) allowed although internal (jobs/outbound/rules.py).
 JOBS_HTTP_ALLOWED_HOSTS = env_list("JOBS_HTTP_ALLOWED_HOSTS", [])
 # The total time an HTTP job's request may take when the job sets no timeout of its own.

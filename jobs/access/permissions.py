@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from jobs import kinds
+
 VIEW_JOB = "jobs.view_job"  # see jobs and runs: any page or API read
 ADD_JOB = "jobs.add_job"
 CHANGE_JOB = "jobs.change_job"  # edit, enable or disable, restore an earlier version
@@ -44,74 +46,26 @@ def codename(permission: str) -> str:
 
 
 # --- what only users with jobs.use_shell may choose ------------------------------------
-
-# Management commands that execute code, lose data, hand out credentials or never end:
-# a `command` job may run one only if JOBS_MANAGEMENT_COMMANDS lists it, and only users
-# with jobs.use_shell may choose it.
-DANGEROUS_COMMANDS = frozenset(
-    {
-        "apitoken",
-        "benchmark",
-        "changepassword",
-        "collectstatic",
-        "compilemessages",
-        "createcachetable",
-        "createsuperuser",
-        "dbshell",
-        "dumpdata",
-        "ensureadmin",
-        "flush",
-        "loaddata",
-        "makemessages",
-        "makemigrations",
-        "migrate",
-        "optimizemigration",
-        "remove_stale_contenttypes",
-        "run_huey",
-        "runscheduler",
-        "runscript",
-        "runserver",
-        "sendtestemail",
-        "shell",
-        "shell_plus",
-        "sqlflush",
-        "squashmigrations",
-        "startapp",
-        "startproject",
-        "test",
-        "testserver",
-    }
-)
-
-# The executor whose jobs only users with jobs.use_shell may create, change or run with
-# other arguments (jobs.models.ExecutorKind.SHELL).
-SHELL_EXECUTOR = "shell"
-COMMAND_EXECUTOR = "command"
-
-
-def command_name(line: str) -> str:
-    """The management command a command line names: its first word."""
-    words = (line or "").split()
-    return words[0] if words else ""
+# Which jobs need it is each kind's rule (jobs.kinds: a shell job always, a management
+# command job unless its command is one known to be harmless, judged on the words the
+# executor runs); jobs.models.gate applies it to every entry point, for the acting user.
 
 
 def needs_shell_permission(job_or_values: Any) -> bool:
-    """Whether creating, changing or restoring a job like this needs jobs.use_shell: a
-    shell job, or a command job running a dangerous management command.
+    """Whether creating, changing, enabling, chaining to or restoring a job like this,
+    running it with other arguments or reading its secrets needs jobs.use_shell.
 
     Takes a Job, or the values a form or request gives ({"executor": ..., "command":
     ...}). Ask it of the job as it is and as it will be: turning a shell job into
     another kind is a change of a shell job.
     """
     if isinstance(job_or_values, Mapping):
-        executor = job_or_values.get("executor") or ""
-        command = job_or_values.get("command") or ""
+        executor = job_or_values.get("executor")
+        command = job_or_values.get("command")
     else:
-        executor = getattr(job_or_values, "executor", "") or ""
-        command = getattr(job_or_values, "command", "") or ""
-    if executor == SHELL_EXECUTOR:
-        return True
-    return executor == COMMAND_EXECUTOR and command_name(str(command)) in DANGEROUS_COMMANDS
+        executor = getattr(job_or_values, "executor", "")
+        command = getattr(job_or_values, "command", "")
+    return kinds.needs_use_shell(str(executor or ""), str(command or ""))
 
 
 def may_use_shell(user: Any) -> bool:

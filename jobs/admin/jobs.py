@@ -41,7 +41,7 @@ from jobs.admin.common import (
     time_column,
 )
 from jobs.admin.runs import RunJobFilter
-from jobs.models import JOB_SEARCH_FIELDS, Job, JobHistory, JobState
+from jobs.models import JOB_SEARCH_FIELDS, Job, JobHistory, JobState, gate
 from jobs.models import code as code_rules
 from jobs.models.chains import CHAIN_FIELDS
 from jobs.web import code_fields
@@ -68,31 +68,24 @@ def _masked_fields(fields: Sequence) -> tuple:
     )
 
 
-SHELL_REFUSAL = _(
-    "Only users allowed to use shell commands may create or change a job that runs shell "
-    "commands or this management command."
-)
-
-
 def _with_shell_check(form_class: Any, user: Any, job: Job | None) -> Any:
-    """The admin's job form, refusing at the executor a job that needs jobs.use_shell
-    (a shell job, a dangerous management command) from a user without it, whether the job
-    is so now or would be after the change. A form posted without an executor (a script
-    written before there were executors) keeps the job's."""
+    """The admin's job form, judged by the jobs.use_shell rule (jobs.models.gate) on the
+    values it cleaned, for `user`: Job.clean() refuses at the executor a job that needs
+    the permission (a shell job, a management command other than the harmless ones),
+    whether the job is so now or would be after the change. A form posted without an
+    executor (a script written before there were executors) keeps the job's."""
     if "executor" in form_class.base_fields:
         form_class.base_fields["executor"].required = False
 
     class ShellCheckedForm(form_class):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.instance.acting_user = user
+
         def clean(self) -> dict[str, Any]:
             cleaned = super().clean()
             if "executor" in self.fields and not cleaned.get("executor"):
                 cleaned["executor"] = job.executor if job is not None else "simulated"
-            values = {
-                "executor": cleaned.get("executor", getattr(job, "executor", "")),
-                "command": cleaned.get("command", getattr(job, "command", "")),
-            }
-            if not access.may_change_job_like(user, job, values):
-                self.add_error("executor" if "executor" in self.fields else None, SHELL_REFUSAL)
             return cleaned
 
     # The subclass's metaclass made its fields again from the model: keep the admin's.
@@ -573,7 +566,7 @@ class JobAdmin(AdminScreensMixin, LeanListMixin, admin.ModelAdmin):
 
     def _set_active(self, request: HttpRequest, queryset: QuerySet[Job], *, active: bool) -> None:
         def change(job: Job) -> None:
-            job.set_active(active)
+            job.set_active(active, user=request.user)
             self.log_change(request, job, _("Enabled.") if active else _("Disabled."))
 
         action = BulkAction(self, request)
@@ -613,8 +606,8 @@ class JobAdmin(AdminScreensMixin, LeanListMixin, admin.ModelAdmin):
     )
     def duplicate(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
         def copy(job: Job) -> None:
-            if not access.may_change_job_like(request.user, job):
-                raise ValidationError(SHELL_REFUSAL)
+            if gate.needs_use_shell(job) and not access.may_use_shell(request.user):
+                raise ValidationError(gate.change_message())
             # A copy is a draft: an active one would start running its original's work
             # within seconds, before anyone changed what it does. Job.duplicate() copies
             # is_active from the job it is given, so it is given one switched off (this

@@ -37,7 +37,7 @@ from jobs.admin.common import (
     run_status_badge,
     time_column,
 )
-from jobs.models import Job, JobHistory, NotificationAttempt
+from jobs.models import Job, JobHistory, NotificationAttempt, gate
 from jobs.models.changes import current_actor
 from jobs.queues import settings as queues
 
@@ -317,7 +317,9 @@ class JobHistoryAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, adm
             _("Select at most %(max)d runs to retry at a time; filter by status first."),
         ):
             return
-        action.apply(runs, engine.retry_run, (engine.RetryRefused,))
+        # A run with other arguments than its job's is retried only by users who may
+        # run the job with them (jobs.models.gate, for the admin's acting user).
+        action.apply(runs, engine.retry_run, (engine.RetryRefused, gate.ShellPermissionRequired))
         action.report_done(
             ngettext_lazy(
                 "Retrying %(count)d run: its next attempt is pending.",

@@ -39,14 +39,17 @@ import queue
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
 from django.core.mail import send_mail
 from django.db import close_old_connections, connection, transaction
+from django.utils import timezone
 
 from jobs import conf, metrics
 from jobs.access.masking import mask_log, mask_urls, url_origin
+from jobs.alerts import events
 from jobs.alerts.retries import try_delivery
 from jobs.alerts.webhook import REFUSED, USER_AGENT, post_webhook
 from jobs.models import (
@@ -149,7 +152,7 @@ class Dispatcher:
     """A bounded queue of notices and a few daemon threads delivering them."""
 
     def __init__(self, threads: int | None = None, queue_size: int = QUEUE_SIZE) -> None:
-        self.threads = threads or int(conf.setting("JOBS_ALERT_THREADS"))
+        self.threads = threads or conf.alert_threads()
         self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
         self._stop = threading.Event()
         self._idle = threading.Condition()
@@ -331,7 +334,7 @@ def _record_attempt(
 
 def dashboard_url(job: Job) -> str:
     """The job's page: absolute with JOBS_BASE_URL set, else the path."""
-    return f"{conf.setting('JOBS_BASE_URL')}{job.get_absolute_url()}"
+    return f"{conf.base_url()}{job.get_absolute_url()}"
 
 
 def build_payload(run: JobHistory, notice: Notice) -> dict[str, Any]:
@@ -344,7 +347,7 @@ def build_payload(run: JobHistory, notice: Notice) -> dict[str, Any]:
         facts["expected_seconds"] = notice.expected_seconds
         facts["expected_from"] = notice.expected_from
     return {
-        "event": str(kind),
+        **events.envelope(str(kind), _happened_at(run, notice)),
         # Alerts go to addresses and services outside the site's permissions: secrets
         # masked as for users who may not change the job (jobs.access.masking).
         "job": {"id": str(job.pk), "name": job.name, "command": mask_urls(job.command)},
@@ -365,11 +368,23 @@ def build_payload(run: JobHistory, notice: Notice) -> dict[str, Any]:
     }
 
 
+def _happened_at(run: JobHistory, notice: Notice) -> datetime:
+    """When the alert's event happened: the run ended (failed, or succeeded after
+    failures), it passed the time it was expected to take, or (a task that did not stop)
+    its worker noticed, just before it dispatched the alert."""
+    if notice.kind == NotificationKind.NOT_STOPPED:
+        return timezone.now()
+    if notice.kind == NotificationKind.RUNNING_LONG and run.started_at is not None:
+        return run.started_at + timedelta(seconds=notice.expected_seconds or 0)
+    return run.finished_at or run.started_at or run.created_at
+
+
 # What an e-mail's subject says happened, by kind.
 SUBJECT_VERBS = {
     NotificationKind.FAILURE: "failed",
     NotificationKind.RECOVERY: "recovered",
     NotificationKind.RUNNING_LONG: "is running long",
+    NotificationKind.NOT_STOPPED: "did not stop when asked",
 }
 
 

@@ -15,7 +15,7 @@ from jobs.outbound import rules as outbound
 def admin_alert_url_allowed(app_configs: Any = None, **kwargs: Any) -> list[Error]:
     """JOBS_ADMIN_ALERT_URL under the address rules of job webhooks (jobs/outbound/rules.py),
     as a job's webhook URL is when it is saved; sending checks it again."""
-    url = conf.setting("JOBS_ADMIN_ALERT_URL")
+    url = conf.admin_alert_url()
     if not url:
         return []
     parts = urlsplit(url)

@@ -52,6 +52,7 @@ from django.utils import timezone
 
 from jobs import conf, metrics
 from jobs.access.masking import url_origin
+from jobs.alerts import events
 from jobs.alerts.retries import try_delivery
 from jobs.alerts.webhook import new_webhook_id, post_webhook
 from jobs.models import (
@@ -79,8 +80,8 @@ OK = "ok"
 DOWN = "down"
 PAUSED = "paused"
 
-DOWN_EVENT = "scheduler_down"
-RECOVERED_EVENT = "scheduler_recovered"
+DOWN_EVENT = events.SCHEDULER_DOWN
+RECOVERED_EVENT = events.SCHEDULER_RECOVERED
 
 
 class Health(NamedTuple):
@@ -97,7 +98,7 @@ def unclaimed_limit() -> timedelta:
     """Due work waiting longer than this is unclaimed: the misfire grace plus a lease
     (plus a minute where the Huey periodic pass is the scheduler)."""
     limit = conf.misfire_grace() + conf.lease()
-    if conf.setting("JOBS_HUEY_PERIODIC_PASS"):
+    if conf.huey_periodic_pass():
         limit += PERIODIC_PASS_EVERY
     return limit
 
@@ -235,7 +236,7 @@ def _mark_down(health: Health) -> tuple[int, dict[str, Any]] | None:
             event = SchedulerEvent.record(SchedulerAction.DOWN, at=now, note=health.reason)
     logger.error("the scheduler is down: %s", health.reason)
     return event.pk, {
-        "event": DOWN_EVENT,
+        **events.envelope(DOWN_EVENT, now),
         "reason": health.reason,
         "down_since": now,
         "noticed_by": process_name(),
@@ -259,7 +260,7 @@ def _mark_recovered(health: Health, down_since: datetime) -> tuple[int, dict[str
             )
     logger.warning("the scheduler has recovered (down since %s)", down_since.isoformat())
     return event.pk, {
-        "event": RECOVERED_EVENT,
+        **events.envelope(RECOVERED_EVENT, now),
         "down_since": down_since,
         "recovered_at": now,
         "down_seconds": _seconds(now - down_since),
@@ -274,7 +275,7 @@ def process_name() -> str:
 
 
 def _dashboard_url() -> str:
-    return f"{conf.setting('JOBS_BASE_URL')}{reverse('jobs:scheduler')}"
+    return f"{conf.base_url()}{reverse('jobs:scheduler')}"
 
 
 # --- sending ---------------------------------------------------------------------------
@@ -287,7 +288,7 @@ def deliver(
     JOBS_ALERT_ATTEMPTS times; record how it went on the event. Returns the outcome per
     channel ("webhook ...: sent", ...)."""
     outcomes: list[str] = []
-    url = conf.setting("JOBS_ADMIN_ALERT_URL")
+    url = conf.admin_alert_url()
     if url:
         delivery = new_webhook_id()  # the same webhook-id on every try of it
         ok, error = try_delivery(
@@ -297,7 +298,7 @@ def deliver(
             wait=wait,
         )
         outcomes.append(f"webhook {url_origin(url)}: " + ("sent" if ok else f"failed: {error}"))
-    recipients = list(conf.setting("JOBS_ADMIN_ALERT_EMAILS"))
+    recipients = conf.admin_alert_emails()
     if recipients:
         ok, error = try_delivery(
             "email", lambda: _send_email(recipients, payload), what="scheduler alert", wait=wait

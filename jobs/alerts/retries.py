@@ -41,8 +41,8 @@ def try_delivery(
     up (a dispatcher shutting down). A delivery the address rules refused is not tried
     again. `what` names the alert in the log. Counted in the metrics by outcome.
     """
-    attempts = int(conf.setting("JOBS_ALERT_ATTEMPTS"))
-    backoff = float(conf.setting("JOBS_ALERT_BACKOFF_SECONDS"))
+    attempts = conf.alert_attempts()
+    backoff = conf.alert_backoff()
     wait = wait or threading.Event().wait
     error = ""
     for attempt in range(1, attempts + 1):

@@ -44,7 +44,7 @@ def signing_key(secret: str = "") -> bytes | None:
     """The HMAC key for a webhook: of `secret` (a job's own), else of JOBS_WEBHOOK_SECRET;
     None when neither is set. Raises signing.BadSecret for a malformed one (both are
     validated before they are stored: at start-up, and by Job.clean())."""
-    chosen = secret or conf.setting("JOBS_WEBHOOK_SECRET")
+    chosen = secret or conf.webhook_secret()
     return signing.parse_secret(chosen) if chosen else None
 
 
@@ -69,7 +69,7 @@ def post_webhook(
     webhook-timestamp.
     """
     body = json.dumps(payload, cls=DjangoJSONEncoder).encode()
-    timeout = float(conf.setting("JOBS_ALERT_TIMEOUT_SECONDS"))
+    timeout = conf.alert_timeout()
     try:
         key = signing_key(secret)
     except signing.BadSecret:

@@ -42,7 +42,7 @@ from jobs.api.parsers import JSONParser
 from jobs.api.permissions import JobPermissions
 from jobs.api.serializers import field_errors
 from jobs.web.addresses import client_address
-from jobs.web.middleware import request_has_nul
+from jobs.web.middleware import NUL_MESSAGE, request_has_nul
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -68,7 +68,7 @@ class AnonThrottle(_AddressIdent, AnonRateThrottle):
     scope = "jobs_anon"
 
     def get_rate(self) -> str | None:
-        return conf.setting("JOBS_API_THROTTLE_ANON")
+        return conf.api_throttle_anon()
 
 
 class UserThrottle(_AddressIdent, UserRateThrottle):
@@ -77,7 +77,7 @@ class UserThrottle(_AddressIdent, UserRateThrottle):
     scope = "jobs_user"
 
     def get_rate(self) -> str | None:
-        return conf.setting("JOBS_API_THROTTLE_USER")
+        return conf.api_throttle_user()
 
 
 class OwnSchema(DefaultSchema):
@@ -147,5 +147,5 @@ class ApiPolicy:
         # Before authentication looks a token up: PostgreSQL refuses NUL in text (the
         # standalone site's RejectNulMiddleware answers so for every page).
         if request_has_nul(request._request):
-            raise exceptions.ParseError("A NUL character is not allowed in a request.")
+            raise exceptions.ParseError(NUL_MESSAGE)
         super().initial(request, *args, **kwargs)  # type: ignore[misc]

@@ -1,10 +1,14 @@
 """Make the OpenAPI schema honest about error answers.
 
 drf-spectacular documents only success responses. Every API operation can also answer
-401/403 (authentication and permissions); writes and those with query parameters 400
-(validation, or an action the job's state refuses, such as enabling a one-off job
-whose time has passed); those with an id in the path, a page or a cursor 404. Clients, and the
-schemathesis test, rely on the schema listing what the server really says.
+401/403 (authentication and permissions) and 429 (the throttles); writes and those with
+query parameters 400 (validation, or an action the job's state refuses, such as enabling
+a one-off job whose time has passed); those with an id in the path, a page or a cursor
+404. Clients, and the schemathesis test, rely on the schema listing what the server
+really says.
+
+The site refuses a NUL character anywhere in a request (jobs.web.middleware): the schema
+says so of every text query parameter that states no pattern of its own.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ SCHEMA_SETTINGS: dict[str, Any] = {
         "RunStatusEnum": "jobs.models.RunStatus",
         "NotificationStatusEnum": "jobs.models.NotificationStatus",
     },
+    # GET v1/ also answers at v1/.json (DRF's format suffix): one operation, not two.
+    "PREPROCESSING_HOOKS": ["drf_spectacular.hooks.preprocess_exclude_path_format"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "jobs.api.schema.document_error_responses",
@@ -39,6 +45,8 @@ SCHEMA_SETTINGS: dict[str, Any] = {
 
 _METHODS = {"get", "put", "patch", "post", "delete"}
 _ERROR = {"$ref": "#/components/schemas/Error"}
+# Any text without NUL (JSON Schema patterns are not anchored by themselves).
+NO_NUL_PATTERN = "^[^\\x00]*$"
 
 
 def document_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
@@ -69,9 +77,24 @@ def document_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str,
 
             add("401", "Not authenticated.")
             add("403", "Not allowed: writes need a staff user.")
+            add("429", "Too many requests (JOBS_API_THROTTLE_ANON, JOBS_API_THROTTLE_USER).")
             writes = method in ("post", "put", "patch")
             if writes or any(p.get("in") == "query" for p in params):
                 add("400", "Invalid input: messages per field.")
             if any(p.get("in") == "path" or p.get("name") in ("page", "cursor") for p in params):
                 add("404", "No such object, page or cursor.")
+            for param in params:
+                _refuse_nul(param)
     return result
+
+
+def _refuse_nul(param: dict[str, Any]) -> None:
+    schema = param.get("schema", {})
+    # Formats (date-time, uuid) hold no NUL anyway.
+    if (
+        param.get("in") == "query"
+        and schema.get("type") == "string"
+        and "pattern" not in schema
+        and not schema.get("format")
+    ):
+        schema["pattern"] = NO_NUL_PATTERN

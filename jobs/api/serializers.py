@@ -13,7 +13,6 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import exceptions, serializers
 from rest_framework.settings import api_settings
 
-from jobs.access import permissions as access
 from jobs.access.masking import (
     ATTEMPT_DETAIL_FIELDS,
     SECRET_JOB_FIELDS,
@@ -54,6 +53,7 @@ from jobs.models import (
     NotificationAttempt,
     RunStatus,
     ScheduleType,
+    gate,
     validate_schedule_time,
 )
 from jobs.models import code as code_rules
@@ -270,6 +270,31 @@ class JobSerializer(serializers.ModelSerializer):
             "created_at",
             "updated_at",
         ]
+        # The schedule fields a schedule type does not use are stored and answered
+        # empty, whatever is sent for them (Job.clear_unused_schedule_fields).
+        extra_kwargs = {
+            "scheduled_at": {
+                "help_text": "Once: when it runs. Interval: when the first run happens "
+                "(optional). Null for a cron job."
+            },
+            "interval": {"help_text": "Interval: every how many units. Null for the other types."},
+            "interval_unit": {"help_text": "Interval: the unit. Empty for the other types."},
+            "cron_expression": {
+                "help_text": 'Cron: five fields, e.g. "30 2 * * *". Empty for the other types.'
+            },
+            "timezone": {
+                "help_text": "Cron: the zone the expression is read in (an IANA name; empty: "
+                "the site's). Empty for the other types."
+            },
+            "misfire_policy": {
+                "help_text": "Interval and cron: what runs after the scheduler was down. A "
+                "one-off job always runs, late if need be: coalesce."
+            },
+            "overlap_policy": {
+                "help_text": "Interval and cron: what an occurrence does while the previous "
+                "run is still going. A one-off job: allow."
+            },
+        }
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
@@ -310,16 +335,15 @@ class JobSerializer(serializers.ModelSerializer):
                 setattr(job, name, value)
         # Lists of jobs are judged by Job.clean() too (a loop, too many): jobs.models.chains.
         job.set_chains(**_chains(attrs))
-        # A shell job (or one running a dangerous management command), as it is or as it
-        # would be, is for users with jobs.use_shell only: 403 before anything else.
-        if not access.may_change_job_like(_user(self), self.instance, job):
-            raise exceptions.PermissionDenied(
-                f"You need the permission {access.USE_SHELL} to create or change a job that "
-                "runs shell commands or this management command."
-            )
+        # Job.clean() applies the jobs.use_shell rule (jobs.models.gate) to these values
+        # for this user: a refusal is a 403, before any other message.
+        job.acting_user = _user(self)
         try:
             job.full_clean()
         except DjangoValidationError as exc:
+            refusal = gate.refusal_of(exc)
+            if refusal is not None:
+                raise exceptions.PermissionDenied(refusal) from None
             raise serializers.ValidationError(field_errors(exc)) from None
         if "command" in attrs:
             attrs["command"] = job.command  # as Job.clean() left it: CR LF as LF
@@ -633,21 +657,36 @@ class JobFilterSerializer(serializers.Serializer):
     )
 
 
+class BoundDateTimeField(serializers.DateTimeField):
+    """A date-time to compare with, for a filter. A moment the schema allows but that
+    lies before year 1 or after year 9999 once moved to UTC ("0001-01-01T00:00+12:00")
+    is read as the first or last moment there is: every stored time compares with it
+    as it would with the moment given."""
+
+    def enforce_timezone(self, value: datetime) -> datetime:
+        try:
+            return super().enforce_timezone(value)
+        except serializers.ValidationError:
+            if value.year == datetime.min.year:
+                return datetime.min.replace(tzinfo=UTC)
+            if value.year == datetime.max.year:
+                return datetime.max.replace(tzinfo=UTC)
+            raise
+
+
 class RunFilterSerializer(serializers.Serializer):
     job = serializers.UUIDField(required=False, help_text="Runs of this job only.")
     status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
-    scheduled_after = serializers.DateTimeField(
+    scheduled_after = BoundDateTimeField(
         required=False, help_text="Runs scheduled for this time or later."
     )
-    scheduled_before = serializers.DateTimeField(
+    scheduled_before = BoundDateTimeField(
         required=False, help_text="Runs scheduled for before this time."
     )
-    created_after = serializers.DateTimeField(
+    created_after = BoundDateTimeField(
         required=False, help_text="Runs created at this time or later."
     )
-    created_before = serializers.DateTimeField(
-        required=False, help_text="Runs created before this time."
-    )
+    created_before = BoundDateTimeField(required=False, help_text="Runs created before this time.")
 
 
 class JobRunFilterSerializer(RunFilterSerializer):

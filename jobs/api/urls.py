@@ -1,11 +1,15 @@
 """The API's URLs (mounted under api/ by jobs/urls.py)."""
 
+from typing import Any
+
 from django.contrib.auth.decorators import login_not_required
 from django.urls import URLPattern, URLResolver, include, path
+from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.routers import APIRootView, DefaultRouter
 
 from jobs.api.docs import SchemaView, SwaggerView
-from jobs.api.policy import ApiPolicy
+from jobs.api.policy import ApiPolicy, extend_schema
 from jobs.api.queues import QueuesView
 from jobs.api.scheduler import PauseView, ResumeView, SchedulerView
 from jobs.api.views import (
@@ -17,12 +21,29 @@ from jobs.api.views import (
     TaskListView,
 )
 
+# What GET v1/ lists: the router's collections (registered below).
+ROOT_COLLECTIONS = ("jobs", "runs")
+
 
 class RootView(ApiPolicy, APIRootView):
-    """The list of the API's collections, under the API's own policies (and, as DRF's,
-    left out of the schema)."""
+    """The list of the API's collections, under the API's own policies."""
 
-    schema = None
+    @extend_schema(
+        summary="List the API's collections",
+        description="Each collection's name and the URL of its list.",
+        responses={
+            200: {
+                "type": "object",
+                "properties": {
+                    name: {"type": "string", "format": "uri"} for name in ROOT_COLLECTIONS
+                },
+                "required": list(ROOT_COLLECTIONS),
+                "additionalProperties": {"type": "string", "format": "uri"},
+            }
+        },
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
 
 
 class Router(DefaultRouter):

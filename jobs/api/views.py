@@ -17,7 +17,6 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from jobs import engine
-from jobs.access import permissions as access
 from jobs.access.permissions import ADD_JOB, CHANGE_JOB, DELETE_JOB, RUN_JOB
 from jobs.api.pagination import ChangePagination, JobPagination, RunPagination
 from jobs.api.policy import ApiPolicy, extend_schema
@@ -36,7 +35,7 @@ from jobs.api.serializers import (
     field_errors,
 )
 from jobs.forecasts import preview
-from jobs.models import Channel, Job, JobChange, JobHistory
+from jobs.models import Channel, Job, JobChange, JobHistory, gate
 from jobs.models.chains import CHAIN_FIELDS
 from jobs.models.changes import reset_actor, set_actor
 from jobs.pytasks import registry
@@ -131,16 +130,14 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
         body.is_valid(raise_exception=True)
         arguments = body.validated_data.get("arguments")
         if arguments is not None:
-            if access.needs_shell_permission(job) and not access.may_use_shell(request.user):
-                raise exceptions.PermissionDenied(
-                    f"You need the permission {access.USE_SHELL} to run this job with other "
-                    "arguments."
-                )
+            # Before the arguments are read: a refusal says nothing about them.
+            if (refusal := gate.run_refusal(request.user, job, arguments)) is not None:
+                raise exceptions.PermissionDenied(refusal)
             try:
                 arguments = job.run_arguments(arguments)
             except DjangoValidationError as exc:
                 raise exceptions.ValidationError(field_errors(exc)) from None
-        run = engine.run_now(job, arguments=arguments)
+        run = engine.run_now(job, arguments=arguments, user=request.user)
         url = reverse("jobs:api-run-detail", args=[run.pk], request=request)
         return Response(
             # With the request: the run's arguments masked as its user may read them.
@@ -162,8 +159,10 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
     def _set_active(self, active: bool) -> Response:
         job = self.get_object()
         try:
-            job.set_active(active)
+            job.set_active(active, user=self.request.user)
         except DjangoValidationError as exc:
+            if (refusal := gate.refusal_of(exc)) is not None:
+                raise exceptions.PermissionDenied(refusal) from None
             # e.g. enabling a one-off job whose time has passed.
             raise exceptions.ValidationError(field_errors(exc)) from None
         return Response(self.get_serializer(job).data)

@@ -113,7 +113,7 @@ def _live_log(chatty: int, seconds: float) -> Result:
         "chatty_runs": chatty,
         "run_seconds": seconds,
         "wall_s": round(elapsed, 2),
-        "live_log_interval_s": float(conf.setting("JOBS_LIVE_LOG_SECONDS")),
+        "live_log_interval_s": conf.live_log_interval(),
         "live_log_statements": len(statements),
         "live_log_rows": rows,
         "rows_per_statement": round(rows / len(statements), 1) if statements else 0.0,

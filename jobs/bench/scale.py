@@ -80,7 +80,7 @@ def _headline(rows: list[Result], jobs: int, biggest_due: int) -> Result:
         "pass_none_due_ms": by_case[(jobs, 0)]["pass_ms"],
         "idle_loop_ms": by_case[(jobs, 0)]["idle_loop_ms"],
         "paused_loop_ms": busiest.get("paused_loop_ms"),
-        "claim_batch": conf.setting("JOBS_CLAIM_BATCH"),
+        "claim_batch": conf.claim_batch(),
     }
 
 
@@ -119,7 +119,7 @@ def _time_claims(due: int) -> float:
     _make_due(due, now - timedelta(seconds=1))
     began = time.perf_counter()
     claimed = 0
-    batch = int(conf.setting("JOBS_CLAIM_BATCH"))
+    batch = int(conf.claim_batch())
     while True:
         tickets = engine.claim_due(now, limit=batch)
         claimed += len(tickets)

@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from jobs.executors.command_line import command_line
-from jobs.models import ChangeAction, ExecutorKind, Job, JobHistory, RunStatus, Trigger
+from jobs.models import ChangeAction, ExecutorKind, Job, JobHistory, RunStatus, Trigger, gate
 from jobs.models.changes import record_run_action
 from jobs.runs import as_key
 from jobs.sql import store
@@ -26,14 +26,20 @@ logger = logging.getLogger("jobs.engine")
 
 
 def run_now(
-    job: Job, now: datetime | None = None, *, arguments: dict[str, Any] | None = None
+    job: Job,
+    now: datetime | None = None,
+    *,
+    arguments: dict[str, Any] | None = None,
+    user: object = None,
 ) -> JobHistory:
     """Create a pending run of `job` that may start at once (the "Run now" button).
 
     The run keeps the arguments it will run with: `arguments` when given (validated by
     the caller: jobs.models.job_rules.run_arguments_errors), else the job's own; a
-    simulated job's run keeps none unless given some.
+    simulated job's run keeps none unless given some. Raises
+    gate.ShellPermissionRequired when `user` may not run it with those arguments.
     """
+    gate.check_run(user, job, arguments)
     now = now or timezone.now()
     if arguments is None and job.executor != ExecutorKind.SIMULATED:
         arguments = job.arguments
@@ -68,14 +74,15 @@ class RetryRefused(Exception):
     """retry_run() declined; the message says why, in words fit for the user."""
 
 
-def retry_run(run: JobHistory, now: datetime | None = None) -> JobHistory:
+def retry_run(run: JobHistory, now: datetime | None = None, *, user: object = None) -> JobHistory:
     """Create the next attempt of a failed run, to start at once (the admin's "retry").
 
     Only a failed run that has no later attempt yet can be retried, so a double click,
     two operators, or the scheduler's own automatic retry never add a second next
     attempt: the unique (job, scheduled_for, attempt) constraint settles any race.
     An operator's retry is allowed beyond the job's max_retries, like "run now".
-    Raises RetryRefused otherwise.
+    Raises RetryRefused otherwise, and gate.ShellPermissionRequired when the run had
+    other arguments than the job has now and `user` may not run it with those.
     """
     now = now or timezone.now()
     attempts = JobHistory.objects.filter(job_id=run.job_id, scheduled_for=run.scheduled_for)
@@ -91,9 +98,16 @@ def retry_run(run: JobHistory, now: datetime | None = None) -> JobHistory:
         if highest > run.attempt:
             raise RetryRefused(gettext("This run has already been retried."))
         # The next attempt goes to the job's queue as it is now, as automatic retries do.
-        queue, priority = Job.objects.filter(pk=run.job_id).values_list(
-            "queue", "priority"
-        ).first() or (run.queue, run.priority)
+        job = (
+            Job.objects.filter(pk=run.job_id)
+            .only("queue", "priority", "executor", "command", "arguments")
+            .first()
+        )
+        queue, priority = (job.queue, job.priority) if job else (run.queue, run.priority)
+        if job is not None:
+            # The next attempt runs with the failed one's arguments: if they are not the
+            # job's own, the rule of run now with arguments applies.
+            gate.check_run(user, job, arguments)
         try:
             with transaction.atomic():
                 retry = JobHistory.objects.create(

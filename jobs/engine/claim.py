@@ -1,7 +1,8 @@
 """Claiming: due jobs become pending runs, and move on to their next occurrence.
 
 Select up to `limit` due jobs (oldest first), insert one pending run per occurrence to
-run, move each job's next_run_at (a once job is deactivated), in one short transaction.
+run, move each job's next_run_at (a once job is deactivated: the only job a claim ever
+switches off), in one short transaction.
 Whatever the vendor's way of taking the batch (jobs/sql: row locks that skip what
 another scheduler holds, or an optimistic read with a retry under the lock), the unique
 (job, scheduled_for, attempt) constraint makes a second claim of an occurrence insert
@@ -260,11 +261,17 @@ def _plan(
     for job in jobs:
         try:
             occurrences = _occurrences(job, now, grace)
-        except (schedules.ScheduleError, OverflowError, ValueError):
-            # The constraints make this unreachable; if it happens, park the job rather
-            # than let one bad row stop every claim.
-            logger.exception("job %r has an invalid schedule; deactivating it", job.name)
-            plan.moves.append(JobMove(None, False, job.key, job.read_next_run_at))
+        except Exception:
+            # The constraints and validation make this unreachable. If it happens anyway,
+            # one bad row must not stop every claim, and the job must not be switched off
+            # for an arithmetic reason: it is left as it is (see _leave_due).
+            _leave_due(job, "its occurrences could not be computed", failed=True)
+            continue
+        following = occurrences.next_run_at
+        if following is None and job.schedule_type != _ONCE:
+            # A recurring schedule always has a next occurrence (validation refuses an
+            # expression that never matches): "none" here is a failure, not an end.
+            _leave_due(job, "no next occurrence was found", failed=False)
             continue
         if occurrences.missed:
             logger.info(
@@ -278,7 +285,7 @@ def _plan(
         else:
             for scheduled_for in occurrences.run_at:
                 scheduled.add(job, scheduled_for)
-        following = occurrences.next_run_at
+        # Only a once job, claimed, has no next occurrence: it is done, and deactivated.
         plan.moves.append(
             JobMove(
                 s.adapt_datetime(following), following is not None, job.key, job.read_next_run_at
@@ -287,6 +294,33 @@ def _plan(
     if guarded:
         plan.overlaps = overlap.plan(ops, guarded, scheduled.add, now)
     return plan
+
+
+# Jobs left due by _leave_due, by key, with the next_run_at they were left at: each is
+# logged as an error once per process and occurrence, not on every pass.
+_LEFT_DUE: dict[str, object] = {}
+_LEFT_DUE_KEPT = 1024
+
+
+def _leave_due(job: DueJob, why: str, *, failed: bool) -> None:
+    """Leave a job whose claim cannot be planned as it is: active, its next_run_at
+    unchanged, no run. It stays due, so the scheduler's health check (jobs.alerts.health)
+    finds it unclaimed after JOBS_MISFIRE_GRACE_SECONDS + JOBS_LEASE_SECONDS and raises
+    the "scheduler down" alert naming it; and each pass tries it again, so it runs again
+    by itself once whatever failed is fixed."""
+    if _LEFT_DUE.get(job.key) == job.read_next_run_at:
+        logger.debug("job %r still cannot be claimed: %s", job.name, why)
+        return
+    if len(_LEFT_DUE) >= _LEFT_DUE_KEPT:
+        _LEFT_DUE.clear()
+    _LEFT_DUE[job.key] = job.read_next_run_at
+    logger.error(
+        "job %r (%s): %s; it stays active and due, and is tried again at every pass",
+        job.name,
+        job.key,
+        why,
+        exc_info=failed,
+    )
 
 
 @lru_cache(maxsize=1024)

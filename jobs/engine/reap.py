@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from jobs import conf
+from jobs.engine import leftovers
 from jobs.engine.ended import job_outcomes, runs_ended
 from jobs.models import RunStatus
 from jobs.runs import RunResult
@@ -29,7 +30,8 @@ def reap(now: datetime | None = None, *, limit: int = 500) -> int:
 
 
 def _reap_lost(now: datetime, limit: int) -> int:
-    """Fail runs whose worker stopped heartbeating (it died)."""
+    """Fail runs whose worker stopped heartbeating (it died), after killing what is left
+    of their processes on this host (jobs/engine/leftovers.py)."""
     lease = conf.lease()
     s = store()
     dt = s.adapt_datetime
@@ -45,6 +47,10 @@ def _reap_lost(now: datetime, limit: int) -> int:
         )
         reaped = ops.fail_lost_runs([run.ticket.run_key for run in stuck], db_now, note, db_cutoff)
         lost = [run for run in stuck if run.ticket.run_key in reaped]
+        # Before the retries exist (this transaction): what the lost attempts left on this
+        # host must not run beside them.
+        for run in lost:
+            leftovers.clear(ops, run, now)
         for run in lost:
             logger.warning(
                 "run %s of job %r lost its worker %s (last heartbeat %s); marked failed",

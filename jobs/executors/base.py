@@ -12,13 +12,14 @@ names the class of the simulated jobs.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from django.utils.module_loading import import_string
 
 from jobs import conf
-from jobs.runs import RunTicket
+from jobs.runs import ProcessGroup, RunTicket
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,11 +62,30 @@ class ExecutionContext:
     burst never wait, and an Event costs several microseconds to make.
     """
 
-    __slots__ = ("_stop", "output", "reason")
+    __slots__ = (
+        "_stop",
+        "cooperative",
+        "notify",
+        "output",
+        "processes",
+        "processes_changed",
+        "reason",
+        "stopped_at",
+    )
 
     def __init__(self, stop: threading.Event | None = None) -> None:
         self._stop = stop
         self.reason = ""
+        # time.monotonic() when the run was asked to stop (None: it was not).
+        self.stopped_at: float | None = None
+        # True when only the run's own code can end it (a Python task in a worker
+        # thread): the worker reports it if it goes on past the kill grace.
+        self.cooperative = False
+        # The run's process group (a jobs.runs.ProcessGroup) once it started one, to be
+        # recorded on the run; `notify()` (set by the worker) asks for it to be written.
+        self.processes: Any = None
+        self.processes_changed = False
+        self.notify: Any = None
         # The run's output so far (a jobs.executors.output.RunOutput), set by executors
         # that do real work: the worker writes it to the run's row while it runs (the
         # live log). None for simulated runs, which write their log at the end only.
@@ -92,7 +112,15 @@ class ExecutionContext:
         """Stop the run for `reason`; the first reason given stays."""
         if not self.reason:
             self.reason = reason
+            self.stopped_at = time.monotonic()
         self.stop.set()
+
+    def set_processes(self, processes: ProcessGroup) -> None:
+        """The run's processes were started (shell, command, isolated python runs)."""
+        self.processes = processes
+        self.processes_changed = True
+        if self.notify is not None:
+            self.notify()
 
     def stop_words(self) -> str:
         """Why the run was stopped, for its log."""

@@ -1,7 +1,10 @@
 """The command executor: runs a Django management command line in a child process.
 
 The line (``clearsessions``, ``prunehistory --dry-run``) is split with shell quoting
-rules; its first word must be a command listed in JOBS_MANAGEMENT_COMMANDS, and the rest
+rules by command_argv(), the one reading of a line: what it returns is what the child
+runs, and what the permission rule (needs_use_shell) judges, so no quoting can make the
+two disagree. Its first word must be a command listed in JOBS_MANAGEMENT_COMMANDS, no
+word may be one of Django's options that change what code the child loads, and the rest
 must pass the command's own argument parser, both when the job is saved
 (check_command_line, from jobs.models.job_rules) and when the run starts. The command
 runs as ``python -m django <line>`` with this process's settings and environment (it is
@@ -38,21 +41,61 @@ class CommandRefused(ValueError):
 
 
 def allowed_commands() -> list[str]:
-    return [str(name) for name in conf.setting("JOBS_MANAGEMENT_COMMANDS")]
+    return conf.management_commands()
 
 
-def split_line(line: str) -> list[str]:
+# Commands known to be harmless: they read, or tidy only within the site's own rules
+# (expired sessions, runs past the retention settings), and hand out no data, secret or
+# code. Any user who may change jobs may choose one of these (if JOBS_MANAGEMENT_COMMANDS
+# lists it); every other command, whatever it is called, needs jobs.use_shell: a list of
+# the dangerous ones is never complete (new apps bring new commands).
+SAFE_COMMANDS = frozenset(
+    {"check", "checkhealth", "clearsessions", "prunehistory", "showmigrations"}
+)
+
+# Django's options of every command: --settings and --pythonpath make the child import
+# other code than the site's, --traceback prints its internals. Never a job's.
+REFUSED_GLOBAL_OPTIONS = ("--settings", "--pythonpath", "--traceback")
+
+
+def command_argv(line: str) -> list[str]:
+    """The words the child runs as ``python -m django <words>``: the line split with
+    shell quoting rules (``"dumpdata"``, ``d\\umpdata`` and ``dumpdat"a"`` are all
+    ``dumpdata``). The executor and the permission rule both read a line through this.
+    Raises CommandRefused for a line that cannot be split (an unclosed quote)."""
     try:
         return shlex.split(line or "")
-    except ValueError as error:  # an unclosed quote
+    except ValueError as error:
         raise CommandRefused(f"the command line cannot be split: {error}") from None
+
+
+def refused_global_option(words: list[str]) -> str | None:
+    """The first word that is (or abbreviates, as argparse allows) one of
+    REFUSED_GLOBAL_OPTIONS, in any spelling: ``--settings=x`` or ``--settings x``."""
+    for word in words:
+        name = word.partition("=")[0]
+        abbreviates = any(option.startswith(name) for option in REFUSED_GLOBAL_OPTIONS)
+        if len(name) > 2 and name.startswith("--") and abbreviates:
+            return word
+    return None
+
+
+def needs_use_shell(line: str) -> bool:
+    """Whether choosing this command line needs jobs.use_shell: any command but the
+    SAFE_COMMANDS, judged on the words the executor would run. A line that cannot be
+    split cannot be judged, so it needs it too (it is refused as invalid anyway)."""
+    try:
+        words = command_argv(line)
+    except CommandRefused:
+        return True
+    return bool(words) and words[0] not in SAFE_COMMANDS
 
 
 def command_problem(line: str) -> str | None:
     """Why a command job with this line can no longer run (not listed, no such command),
     without parsing its options; None when it can."""
     try:
-        words = split_line(line)
+        words = command_argv(line)
     except CommandRefused as error:
         return str(error)
     if not words:
@@ -64,6 +107,12 @@ def command_problem(line: str) -> str | None:
         ) % {"name": name[:100]}
     if name not in get_commands():
         return gettext("there is no management command “%(name)s”") % {"name": name[:100]}
+    option = refused_global_option(words[1:])
+    if option is not None:
+        return gettext(
+            "%(option)s is not allowed in a job: --settings, --pythonpath and --traceback "
+            "would make the command load other code than the site's"
+        ) % {"option": option[:100]}
     return None
 
 
@@ -74,7 +123,7 @@ def check_command_line(line: str) -> list[str]:
     problem = command_problem(line)
     if problem is not None:
         raise CommandRefused(problem)
-    name, *options = split_line(line)
+    name, *options = command_argv(line)
     if any(option in ("-h", "--help", "--version") for option in options):
         raise CommandRefused("--help and --version print and exit; they are not a job")
     try:
@@ -138,6 +187,7 @@ class CommandExecutor:
                 deadline=deadline,
                 env=child_environment(),
                 cwd=str(project_directory()),
+                run_key=ticket.run_key,
             )
         except OSError as error:
             output.line(f"could not start the command: {error}")

@@ -40,7 +40,7 @@ _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 
 def timeout_seconds(ticket: RunTicket) -> float:
-    return float(ticket.timeout_seconds or conf.setting("JOBS_HTTP_TIMEOUT_SECONDS"))
+    return float(ticket.timeout_seconds or conf.http_timeout())
 
 
 def url_parts(url: str) -> tuple[str, str, int, str]:

@@ -24,7 +24,7 @@ _NOTE_ROOM = 100
 
 
 def log_max_bytes() -> int:
-    return int(conf.setting("JOBS_LOG_MAX_BYTES"))
+    return conf.log_max_bytes()
 
 
 class RunOutput:

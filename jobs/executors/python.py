@@ -6,14 +6,22 @@ saved fails the run with a line saying why. What the task prints or logs goes to
 run's log (jobs/executors/capture.py), then its return value (repr, capped) or, when it
 raises, the traceback. A task sees its run, and whether it should stop, through
 ``jobs.current_run()``.
+
+JOBS_PYTHON_ISOLATION says where the task runs: "thread" (the default), in the worker's
+own thread, where stopping is cooperative; or "process", in a child process per run
+(jobs/executors/python_process.py), which a cancel or a timeout ends for real.
 """
 
 from __future__ import annotations
 
 import traceback
+from typing import NamedTuple
 
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext
 
+from jobs import conf
+from jobs.executors import python_process as isolated
 from jobs.executors.base import ExecutionContext, Outcome
 from jobs.executors.capture import capturing
 from jobs.executors.command_line import command_line
@@ -24,6 +32,9 @@ from jobs.runs import RunTicket
 
 # How much of a return value's repr goes to the log.
 RESULT_MAX_CHARS = 2000
+THREAD = "thread"
+PROCESS = "process"
+ISOLATIONS = (THREAD, PROCESS)
 
 
 def task_problem(name: str) -> str | None:
@@ -35,37 +46,89 @@ def task_problem(name: str) -> str | None:
     return None
 
 
+def isolation() -> str:
+    """How python runs are executed: "thread" or "process" (JOBS_PYTHON_ISOLATION)."""
+    value = conf.python_isolation()
+    if value not in ISOLATIONS:
+        raise ImproperlyConfigured(
+            f"JOBS_PYTHON_ISOLATION must be one of {', '.join(ISOLATIONS)}, got {value!r}"
+        )
+    return value
+
+
+class Prepared(NamedTuple):
+    """A task found and its arguments bound, or the Outcome saying why it cannot run."""
+
+    task: registry.RegisteredTask | None
+    bound: registry.BoundArguments | None
+    refused: Outcome | None
+
+
+def prepare(ticket: RunTicket, output: RunOutput) -> Prepared:
+    """Find the run's task and bind its arguments (again: the task may have changed
+    since the job was saved); the lines saying why not go to `output`."""
+    task = registry.get_task(ticket.command)
+    output.line(command_line("python", ticket.command))
+    if task is None:
+        output.line(f"not run: {task_problem(ticket.command)}.")
+        return Prepared(None, None, Outcome(succeeded=False, log=output.text()))
+    try:
+        bound = registry.bind_arguments(task, ticket.arguments or {})
+    except registry.ArgumentsError as error:
+        output.line(f"not run: the arguments do not fit {task.signature_text}:")
+        for name, messages in error.errors.items():
+            output.line(f"  {name}: {' '.join(messages)}")
+        return Prepared(task, None, Outcome(succeeded=False, log=output.text()))
+    return Prepared(task, bound, None)
+
+
+def call_task(
+    task: registry.RegisteredTask,
+    bound: registry.BoundArguments,
+    ticket: RunTicket,
+    context: ExecutionContext,
+    output: RunOutput,
+) -> bool:
+    """Call the task with what it prints and logs captured into `output`, then its
+    return value or traceback; whether it succeeded. The same in a worker thread and in
+    the child process of an isolated run (jobs/executors/python_child.py)."""
+    current = CurrentRun(ticket, context, dict(ticket.arguments or {}))
+    try:
+        with capturing(output), running(current):
+            result = task.call(bound)
+    except Exception:
+        output.line("the task raised an exception:")
+        output.write(traceback.format_exc())
+        return False
+    except SystemExit as exit_:
+        # sys.exit() in a task ends the task, not the worker thread running it.
+        output.line(f"the task called sys.exit({exit_.code!r}).")
+        return exit_.code in (None, 0)
+    if context.stop_requested:
+        output.line(f"the task returned after it was asked to stop ({context.stop_words()}).")
+        return False
+    output.line(f"returned: {registry.short_repr(result, RESULT_MAX_CHARS)}")
+    return True
+
+
 class PythonExecutor:
+    """Runs the task in the worker's thread, or (JOBS_PYTHON_ISOLATION=process) in a
+    child process of its own that a cancel or a timeout kills (jobs/executors/python_child.py).
+
+    In a thread, stopping is cooperative: only the task can end its call, by looking at
+    current_run().stop. The context says so (`cooperative`): the worker reports a task
+    still running past the kill grace after it was asked to stop, and its thread (the
+    worker's slot) stays busy until the task returns."""
+
     def execute(self, ticket: RunTicket, context: ExecutionContext) -> Outcome:
         output = RunOutput()
         context.output = output  # read by the live log
-        task = registry.get_task(ticket.command)
-        output.line(command_line("python", ticket.command))
-        if task is None:
-            output.line(f"not run: {task_problem(ticket.command)}.")
-            return Outcome(succeeded=False, log=output.text())
-        arguments = ticket.arguments or {}
-        try:
-            bound = registry.bind_arguments(task, arguments)
-        except registry.ArgumentsError as error:
-            output.line(f"not run: the arguments do not fit {task.signature_text}:")
-            for name, messages in error.errors.items():
-                output.line(f"  {name}: {' '.join(messages)}")
-            return Outcome(succeeded=False, log=output.text())
-        current = CurrentRun(ticket, context, dict(arguments))
-        try:
-            with capturing(output), running(current):
-                result = task.call(bound)
-        except Exception:
-            output.line("the task raised an exception:")
-            output.write(traceback.format_exc())
-            return Outcome(succeeded=False, log=output.text())
-        except SystemExit as exit_:
-            # sys.exit() in a task ends the task, not the worker thread running it.
-            output.line(f"the task called sys.exit({exit_.code!r}).")
-            return Outcome(succeeded=exit_.code in (None, 0), log=output.text())
-        if context.stop_requested:
-            output.line(f"the task returned after it was asked to stop ({context.stop_words()}).")
-            return Outcome(succeeded=False, log=output.text())
-        output.line(f"returned: {registry.short_repr(result, RESULT_MAX_CHARS)}")
-        return Outcome(succeeded=True, log=output.text())
+        task, bound, refused = prepare(ticket, output)
+        if refused is not None:
+            return refused
+        assert task is not None and bound is not None
+        if isolation() == PROCESS:
+            return isolated.execute(ticket, context, output)
+        context.cooperative = True
+        succeeded = call_task(task, bound, ticket, context, output)
+        return Outcome(succeeded=succeeded, log=output.text())

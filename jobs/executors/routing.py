@@ -5,9 +5,8 @@ the others to the executor of their kind, made on first use. A kind this process
 not know, or one switched off since the job was saved, fails the run with a line saying
 why: the scheduler goes on with the other runs.
 
-To add a kind of your own: a class with ``execute(ticket, context) -> Outcome`` (see
-jobs/executors/base.py), its name in EXECUTOR_CLASSES and in
-jobs.models.ExecutorKind (with a migration for the choices and the constraint).
+Each kind's class is named by its row in jobs/kinds.py, which also says how to
+add a kind.
 """
 
 from __future__ import annotations
@@ -17,16 +16,10 @@ import threading
 from django.utils.module_loading import import_string
 
 from jobs.executors.base import ExecutionContext, Executor, Outcome
+from jobs.kinds import KINDS, SIMULATED
 from jobs.runs import RunTicket
 
-SIMULATED = "simulated"
-
-EXECUTOR_CLASSES = {
-    "python": "jobs.executors.python.PythonExecutor",
-    "command": "jobs.executors.command.CommandExecutor",
-    "shell": "jobs.executors.shell.ShellExecutor",
-    "http": "jobs.executors.http.HttpExecutor",
-}
+EXECUTOR_CLASSES = {kind.value: kind.executor for kind in KINDS if kind.executor}
 
 
 class RoutingExecutor:

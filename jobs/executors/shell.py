@@ -8,8 +8,10 @@ change such a job (jobs/access/permissions.py). The rules (docs/executors.md "Sh
 - the child leads a process group of its own; stopping the run (cancel, timeout,
   shutdown past the grace) stops the whole group (jobs/executors/processes.py);
 - its environment is built from nothing: PATH and LANG from this process, HOME and the
-  working directory a fresh empty directory of the run's own (removed afterwards), the
-  run's identity (JOB_ID, JOB_NAME, RUN_ID, SCHEDULED_FOR, ATTEMPT) and the job's
+  working directory a fresh empty directory of the run's own (removed afterwards, or by
+  the reaper when the worker died; see work_directory), the
+  run's identity (JOB_ID, JOB_NAME, RUN_ID, SCHEDULED_FOR, ATTEMPT; JOBS_RUN marks
+  every process of the run for the reaper, jobs/executors/leftovers.py) and the job's
   ``env``; never this process's SECRET_KEY, DATABASE_URL, REDIS_URL, EMAIL_* or
   METRICS_TOKEN;
 - stdin is closed; stdout and stderr go to the log; exit status 0 is success;
@@ -18,15 +20,20 @@ change such a job (jobs/access/permissions.py). The rules (docs/executors.md "Sh
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import hashlib
 import os
 import re
 import shlex
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Mapping
 from typing import Any
 
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils.translation import gettext
 
 from jobs import conf
@@ -39,15 +46,15 @@ from jobs.runs import RunTicket
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Names the run's identity takes; a job's env cannot replace them.
-IDENTITY_NAMES = ("JOB_ID", "JOB_NAME", "RUN_ID", "SCHEDULED_FOR", "ATTEMPT")
+IDENTITY_NAMES = ("JOB_ID", "JOB_NAME", "RUN_ID", "SCHEDULED_FOR", "ATTEMPT", "JOBS_RUN")
 
 
 def shell_enabled() -> bool:
-    return bool(conf.setting("JOBS_SHELL_ENABLED"))
+    return conf.shell_enabled()
 
 
 def default_timeout() -> int:
-    return int(conf.setting("JOBS_SHELL_DEFAULT_TIMEOUT"))
+    return conf.shell_default_timeout()
 
 
 def shell_problem() -> str | None:
@@ -109,6 +116,60 @@ def run_environment(ticket: RunTicket, home: str) -> dict[str, str]:
     return env
 
 
+def _root_path() -> str:
+    """`<temp>/jobs-runs-<uid>-<site>`: per OS user, and per database (two sites of one
+    user on one host never sweep each other's runs' directories)."""
+    db = connections[DEFAULT_DB_ALIAS].settings_dict
+    site = "|".join(str(db.get(key) or "") for key in ("ENGINE", "HOST", "PORT", "NAME"))
+    tag = hashlib.sha256(site.encode()).hexdigest()[:12]
+    return os.path.join(tempfile.gettempdir(), f"jobs-runs-{os.getuid()}-{tag}")
+
+
+def _work_root() -> str:
+    """The directory of this user's runs' work directories: private (0700), this user's,
+    not a link, so that no other user can put anything where a run will look."""
+    root = _root_path()
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(root, 0o700)
+    info = os.lstat(root)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise OSError(errno.EPERM, f"{root} is not a private directory of this user")
+    return root
+
+
+def work_directory(run_key: str) -> str:
+    """Where the run's work directory is: named by the run, so that the reaper can
+    remove the one a dead worker left (jobs/engine/reap.py)."""
+    return os.path.join(_root_path(), run_key)
+
+
+def make_work_directory(run_key: str) -> str:
+    """A fresh, empty, private work directory for the run."""
+    _work_root()
+    path = work_directory(run_key)
+    remove_work_directory(run_key)
+    os.mkdir(path, 0o700)
+    return path
+
+
+def work_directories() -> list[str]:
+    """The run keys of this user's work directories left on this host."""
+    try:
+        names = os.listdir(_root_path())
+    except OSError:
+        return []
+    return [name for name in names if len(name) == 32 and name.isalnum()]
+
+
+def remove_work_directory(run_key: str) -> bool:
+    """Remove the run's work directory; whether there was one."""
+    path = work_directory(run_key)
+    if not os.path.lexists(path):
+        return False
+    shutil.rmtree(path, ignore_errors=True)
+    return True
+
+
 class ShellExecutor:
     def execute(self, ticket: RunTicket, context: ExecutionContext) -> Outcome:
         output = RunOutput()
@@ -128,7 +189,11 @@ class ShellExecutor:
             output.line(f"not run: {'; '.join(problems)}.")
             return Outcome(succeeded=False, log=output.text())
         timeout = ticket.timeout_seconds or default_timeout()
-        workdir = tempfile.mkdtemp(prefix=f"job-run-{ticket.run_key[:12]}-")
+        try:
+            workdir = make_work_directory(ticket.run_key)
+        except OSError as error:
+            output.line(f"not run: no work directory: {error.strerror or error}.")
+            return Outcome(succeeded=False, log=output.text())
         try:
             finished = run_child(
                 argv,
@@ -137,12 +202,13 @@ class ShellExecutor:
                 deadline=time.monotonic() + timeout,
                 env=run_environment(ticket, workdir),
                 cwd=workdir,
+                run_key=ticket.run_key,
             )
         except OSError as error:
             output.line(f"could not start {argv[0]!r}: {error.strerror or error}")
             return Outcome(succeeded=False, log=output.text())
         finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+            remove_work_directory(ticket.run_key)
         if finished.stopped == STOP_DEADLINE and not ticket.timeout_seconds:
             output.line(
                 f"timed out after {timeout} s (JOBS_SHELL_DEFAULT_TIMEOUT): the run was stopped."

@@ -58,7 +58,7 @@ def _task_on(huey_queue: str) -> Any:
         return execute_runs
     other = RedisHuey(
         name=huey_queue,
-        url=conf.setting("REDIS_URL"),
+        url=conf.redis_url(),
         results=False,
         utc=True,
         serializer=JSONSerializer(),
@@ -91,7 +91,7 @@ def shell_sender() -> Callable[[list[str]], int] | None:
     """Where shell runs go when JOBS_SHELL_HUEY_QUEUE names a queue of their own (the
     workers of another OS user, docs/deployment.md), whatever their job's queue; None:
     with the others."""
-    queue = conf.setting("JOBS_SHELL_HUEY_QUEUE")
+    queue = conf.shell_huey_queue()
     if not queue or not conf.uses_huey():
         return None
     return _sender_to(queue)
@@ -118,7 +118,7 @@ def scheduler_pass() -> None:
     Off unless JOBS_HUEY_PERIODIC_PASS is set: it has minute precision (a job due at
     12:00:30 starts at about 12:01:00), where runscheduler starts it within milliseconds.
     """
-    if not conf.setting("JOBS_HUEY_PERIODIC_PASS"):
+    if not conf.huey_periodic_pass():
         return
     stats = Scheduler(handoff=handoff()).run_pass()
     # Without runscheduler, this pass is the scheduler that notices it is down.

@@ -41,6 +41,7 @@ from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     ProcessCollector,
     generate_latest,
@@ -71,7 +72,7 @@ HEARTBEAT_KEEP = timedelta(days=7)
 
 
 def window() -> timedelta:
-    return timedelta(seconds=float(conf.setting("JOBS_METRICS_WINDOW_SECONDS")))
+    return conf.metrics_window()
 
 
 # --- /metrics: computed from the database at scrape time --------------------------------
@@ -261,7 +262,7 @@ DATABASE_REGISTRY.register(DatabaseCollector())
 
 @sensitive_variables("token", "given")
 def _authorized(request: HttpRequest) -> bool:
-    token = conf.setting("METRICS_TOKEN")
+    token = conf.metrics_token()
     if not token:
         return True
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
@@ -334,6 +335,17 @@ ALERTS = Counter(
     ["channel", "outcome"],
     registry=SCHEDULER_REGISTRY,
 )
+PYTHON_NOT_STOPPED = Counter(
+    "jobs_scheduler_python_tasks_not_stopped_total",
+    "Python tasks (thread mode) still running past the kill grace after they were asked to stop.",
+    registry=SCHEDULER_REGISTRY,
+)
+PYTHON_STILL_RUNNING = Gauge(
+    "jobs_scheduler_python_tasks_running_after_stop",
+    "Python tasks (thread mode) asked to stop that have not returned yet: each holds a "
+    "worker thread.",
+    registry=SCHEDULER_REGISTRY,
+)
 _SUCCEEDED = RUNS_FINISHED.labels(status=RunStatus.SUCCESS.value)
 _FAILED = RUNS_FINISHED.labels(status=RunStatus.FAILED.value)
 
@@ -383,6 +395,17 @@ def observe_pass(claimed: int, reaped: int) -> None:
         RUNS_CLAIMED.inc(claimed)
     if reaped:
         RUNS_REAPED.inc(reaped)
+
+
+def python_not_stopped() -> None:
+    """Hook: a Python task went on past the kill grace after it was asked to stop."""
+    PYTHON_NOT_STOPPED.inc()
+    PYTHON_STILL_RUNNING.inc()
+
+
+def python_not_stopped_ended() -> None:
+    """Hook: such a task returned at last."""
+    PYTHON_STILL_RUNNING.dec()
 
 
 def count_alert(channel: str, outcome: str) -> None:

@@ -12,7 +12,7 @@ from jobs import conf
 
 @register(Tags.security, deploy=True)
 def metrics_token_set(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
-    if settings.DEBUG or conf.setting("METRICS_TOKEN"):
+    if settings.DEBUG or conf.metrics_token():
         return []
     return [
         Warning(

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from jobs.kinds import KINDS
 from jobs.schedules import arithmetic as schedules
 
 NAME_MAX_LENGTH = 200
@@ -60,14 +61,11 @@ def validate_schedule_time(value: datetime) -> None:
         )
 
 
-class ExecutorKind(models.TextChoices):
-    """What a job's runs do (Job.executor); Job.command is read per kind."""
-
-    SIMULATED = "simulated", _("Simulated")
-    PYTHON = "python", _("Python task")
-    COMMAND = "command", _("Management command")
-    SHELL = "shell", _("Shell command")
-    HTTP = "http", _("HTTP request")
+# What a job's runs do (Job.executor); Job.command is read per kind. One member per row
+# of jobs.kinds (ExecutorKind.SHELL == "shell"), where each kind is declared.
+ExecutorKind = models.TextChoices(
+    "ExecutorKind", [(kind.value.upper(), (kind.value, kind.label)) for kind in KINDS]
+)
 
 
 class ScheduleType(models.TextChoices):
@@ -76,8 +74,9 @@ class ScheduleType(models.TextChoices):
     CRON = "cron", _("Cron expression")
 
 
-# Which schedule types use which fields. Job.clean() requires them for these types; the
-# forms (the dashboard's and the admin's) show a field only for its types
+# Which schedule types use which fields. Job.clean() requires them for these types, and
+# a job of any other type stores them empty, whatever was sent (SCHEDULE_FIELD_UNUSED);
+# the forms (the dashboard's and the admin's) show a field only for its types
 # (jobs/static/jobs/job_form.js); without JavaScript all are shown.
 SCHEDULE_TYPE_FIELDS = {
     "scheduled_at": (ScheduleType.ONCE, ScheduleType.INTERVAL),
@@ -85,6 +84,10 @@ SCHEDULE_TYPE_FIELDS = {
     "interval_unit": (ScheduleType.INTERVAL,),
     "cron_expression": (ScheduleType.CRON,),
     "timezone": (ScheduleType.CRON,),
+    # A one-off job runs once, late if the scheduler was down: it misses nothing it
+    # could skip, and no earlier occurrence of its own can still be going.
+    "misfire_policy": (ScheduleType.INTERVAL, ScheduleType.CRON),
+    "overlap_policy": (ScheduleType.INTERVAL, ScheduleType.CRON),
 }
 
 
@@ -106,6 +109,19 @@ class OverlapPolicy(models.TextChoices):
     ALLOW = "allow", _("Run anyway (allow overlap)")
     FORBID = "forbid", _("Skip the new occurrence (forbid overlap)")
     REPLACE = "replace", _("Cancel the old run and start the new one (replace)")
+
+
+# What a job stores in a SCHEDULE_TYPE_FIELDS field its schedule type does not use: null
+# (or the empty text of a text field), and for the policies their defaults.
+SCHEDULE_FIELD_UNUSED = {
+    "scheduled_at": None,
+    "interval": None,
+    "interval_unit": "",
+    "cron_expression": "",
+    "timezone": "",
+    "misfire_policy": MisfirePolicy.COALESCE.value,
+    "overlap_policy": OverlapPolicy.ALLOW.value,
+}
 
 
 class RunStatus(models.TextChoices):
@@ -188,6 +204,8 @@ class NotificationKind(models.TextChoices):
     FAILURE = "failure", _("Failure")
     RECOVERY = "recovery", _("Recovery")
     RUNNING_LONG = "running_long", _("Running long")
+    # A Python task that went on past the kill grace after it was asked to stop.
+    NOT_STOPPED = "not_stopped", _("Did not stop")
 
 
 class NotificationChannel(models.TextChoices):

@@ -7,10 +7,12 @@ several scheduler processes write these tables and only the database sees them a
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator
 from django.db import models, router, transaction
 from django.db.models import Q, Value
@@ -23,7 +25,7 @@ from django.utils.translation import ngettext
 from jobs import text, times
 from jobs.access import masking
 from jobs.access import permissions as access
-from jobs.models import chains, changes, code, job_rules
+from jobs.models import chains, changes, code, gate, job_rules
 from jobs.models.choices import (
     CODE_SOURCE_MAX_LENGTH,
     COMMAND_MAX_LENGTH,
@@ -63,6 +65,10 @@ from jobs.schedules.words import describe_cron
 
 
 class Job(models.Model):
+    # The user an entry point acts for (set before full_clean()): Job.clean() applies the
+    # jobs.use_shell rule to them (jobs.models.gate). None: the site's own code.
+    acting_user: Any = None
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(_("name"), max_length=NAME_MAX_LENGTH)
     description = models.TextField(_("description"), blank=True, max_length=DESCRIPTION_MAX_LENGTH)
@@ -369,14 +375,21 @@ class Job(models.Model):
 
     # --- changes an operator makes ------------------------------------------------------
 
-    def set_active(self, active: bool) -> None:
+    def set_active(self, active: bool, *, user: object = None) -> None:
         """Enable or disable the job. Enabling resumes its grid at the next point to come.
 
         Raises ValidationError when the job cannot be active as it is (a one-off whose
-        time has passed); nothing is saved then.
+        time has passed), or when `user` may not enable it (jobs.models.gate: a job that
+        needs jobs.use_shell); nothing is saved then.
         """
+        was_active = self.is_active
         self.is_active = active
-        self.full_clean()
+        self.acting_user = user
+        try:
+            self.full_clean()
+        except ValidationError:
+            self.is_active = was_active
+            raise
         self.save()
 
     def duplicate(self) -> tuple[Job, str | None]:
@@ -417,9 +430,7 @@ class Job(models.Model):
         a "restore".
         """
         if user is not None and not self.may_restore(version, user):
-            raise PermissionDenied(
-                _("Only users allowed to use shell commands may restore this version.")
-            )
+            raise gate.ShellPermissionRequired(gate.change_message())
         # The fields the code owns stay as the code declares them.
         editable = set(changes.audited_fields(type(self))) - self.code_fields
         wanted = {
@@ -432,6 +443,7 @@ class Job(models.Model):
             return False
         for name, value in wanted.items():
             setattr(self, name, value)
+        self.acting_user = user
         try:
             self.full_clean()
         except ValidationError:
@@ -444,7 +456,9 @@ class Job(models.Model):
     def may_restore(self, version: changes.JobChange, user: object) -> bool:
         """Whether `user` may restore `version`: jobs.use_shell when the job, as it is or
         as that version was, runs shell commands (or a dangerous management command)."""
-        return access.may_change_job_like(user, self, version.snapshot or {})
+        if access.may_use_shell(user):
+            return True
+        return not (gate.needs_use_shell(self) or gate.needs_use_shell(version.snapshot or {}))
 
     def set_chains(self, *, on_success=None, on_failure=None) -> None:  # type: ignore[no-untyped-def]
         """Say what the chain lists should be (jobs or ids; None leaves a list as it is).
@@ -577,6 +591,7 @@ class Job(models.Model):
         """Save, and record what changed in the audit trail (jobs.models.changes) in the
         same transaction. `change_action` names the change when it is not a plain
         create, edit, enable or disable (a restore)."""
+        self.clear_unused_schedule_fields()
         adding = self._state.adding
         explicit_fields = kwargs.get("update_fields")
         old = None if adding else self._values_as_loaded()
@@ -610,6 +625,23 @@ class Job(models.Model):
 
     # --- validation -----------------------------------------------------------------
 
+    def clear_unused_schedule_fields(self) -> None:
+        """Set the schedule fields the job's type does not use to their empty values
+        (jobs.models.choices.SCHEDULE_FIELD_UNUSED), whatever a form, the admin or the
+        API sent for them: a one-off job has no interval (null, never a 0 that would
+        mean nothing) and no misfire or overlap policy but the defaults."""
+        for name, value in job_rules.unused_schedule_values(self.schedule_type).items():
+            setattr(self, name, value)
+
+    def clean_fields(self, exclude: Collection[str] | None = None) -> None:
+        # First, so that a value sent for a field the schedule does not use is neither
+        # judged nor kept.
+        self.clear_unused_schedule_fields()
+        # An empty policy gets clean()'s one message (job_rules.policy_errors), not a
+        # second one from here.
+        empty = {name for name in job_rules.POLICY_MESSAGES if not getattr(self, name)}
+        super().clean_fields(exclude={*(exclude or ()), *empty})
+
     def clean(self) -> None:
         """Field-level messages for every way a job can be wrong (jobs/models/job_rules.py).
 
@@ -628,6 +660,11 @@ class Job(models.Model):
         errors.update(chains.chain_errors(self))
         if errors:
             raise ValidationError(errors)
+        # Last, on the values as every rule left them: whether the acting user may make
+        # the job this (jobs.models.gate). A refusal comes alone (the API's 403).
+        refusal = gate.change_refusal(self.acting_user, self)
+        if refusal is not None:
+            raise ValidationError({refusal.field: ValidationError(refusal.message, code=gate.CODE)})
 
     def schedule_errors(self) -> dict[str, str]:
         """What clean() says about the schedule fields alone, word for word: the

@@ -24,7 +24,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from jobs import conf, text
+from jobs import conf, kinds, text
 from jobs.executors import command as command_executor
 from jobs.executors import http as http_executor
 from jobs.executors import python as python_executor
@@ -39,6 +39,8 @@ from jobs.models.choices import (
     MAX_TIMEOUT_SECONDS,
     MIN_PRIORITY,
     QUEUE_NAME_PATTERN,
+    SCHEDULE_FIELD_UNUSED,
+    SCHEDULE_TYPE_FIELDS,
     ExecutorKind,
     IntervalUnit,
     MisfirePolicy,
@@ -53,6 +55,7 @@ from jobs.schedules import arithmetic as schedules
 # The rules take the job being validated (a Job); typed as a model so that this module
 # does not import the one that imports it.
 JobModel = models.Model
+Changed = Callable[[], bool]
 
 
 def email_list(text: str) -> list[str]:
@@ -116,6 +119,31 @@ def text_errors(job: JobModel) -> dict[str, str]:
     return errors
 
 
+def unused_schedule_values(schedule_type: str) -> dict[str, Any]:
+    """What a job of `schedule_type` stores in the schedule fields that type does not use
+    (jobs.models.choices.SCHEDULE_FIELD_UNUSED); nothing for an unknown type, which
+    validation refuses with its own message."""
+    if schedule_type not in ScheduleType.values:
+        return {}
+    return {
+        name: SCHEDULE_FIELD_UNUSED[name]
+        for name, types in SCHEDULE_TYPE_FIELDS.items()
+        if schedule_type not in types
+    }
+
+
+# The fields the forms leave optional, because a one-off job has them hidden (and so not
+# sent), but that interval and cron jobs need; judged here, once, when left empty.
+POLICY_MESSAGES = {
+    "misfire_policy": _("Choose what happens to the runs missed while the scheduler was down."),
+    "overlap_policy": _("Choose what a run does while the previous one is still going."),
+}
+
+
+def policy_errors(job: JobModel) -> dict[str, str]:
+    return {name: message for name, message in POLICY_MESSAGES.items() if not getattr(job, name)}
+
+
 def schedule_errors(job: JobModel, *, schedule_changed: Callable[[], bool]) -> dict[str, str]:
     errors: dict[str, str] = {}
     if job.schedule_type == ScheduleType.ONCE:
@@ -139,6 +167,7 @@ def schedule_errors(job: JobModel, *, schedule_changed: Callable[[], bool]) -> d
                 errors["interval"] = _("The interval can be at most 3650 days (ten years).")
     elif job.schedule_type == ScheduleType.CRON and (message := cron_expression_error(job)):
         errors["cron_expression"] = message
+    errors.update(policy_errors(job))
     if job.timezone:
         try:
             schedules.time_zone(job.timezone)
@@ -203,14 +232,10 @@ def executor_errors(
     errors: dict[str, Any] = {}
     if shape is not None:
         errors["arguments"] = shape
-    if job.executor == ExecutorKind.PYTHON:
-        errors.update(python_errors(job, check_arguments=shape is None))
-    elif job.executor == ExecutorKind.COMMAND:
-        errors.update(command_errors(job, check_arguments=shape is None))
-    elif job.executor == ExecutorKind.SHELL:
-        errors.update(shell_errors(job, check_arguments=shape is None))
-    elif job.executor == ExecutorKind.HTTP:
-        errors.update(http_errors(job, check_arguments=shape is None, url_changed=command_changed))
+    kind = kinds.kind_of(job.executor)
+    if kind is not None and kind.rules:
+        rules = kinds.load(kind.rules)
+        errors.update(rules(job, check_arguments=shape is None, command_changed=command_changed))
     return errors
 
 
@@ -227,7 +252,14 @@ def arguments_shape_error(arguments: Any) -> str | None:
     return None
 
 
-def python_errors(job: JobModel, *, check_arguments: bool = True) -> dict[str, Any]:
+# The rules of each kind (named by its row in jobs.kinds): {field: message}.
+# `command_changed()`: whether the command differs from the stored one (an HTTP job's
+# host is looked up only then).
+
+
+def python_errors(
+    job: JobModel, *, check_arguments: bool = True, command_changed: Changed = lambda: True
+) -> dict[str, Any]:
     name = job.command.strip()
     task = registry.get_task(name)
     if task is None:
@@ -257,7 +289,9 @@ def argument_messages(error: registry.ArgumentsError) -> list[str]:
     return messages
 
 
-def command_errors(job: JobModel, *, check_arguments: bool = True) -> dict[str, Any]:
+def command_errors(
+    job: JobModel, *, check_arguments: bool = True, command_changed: Changed = lambda: True
+) -> dict[str, Any]:
     errors: dict[str, Any] = {}
     try:
         command_executor.check_command_line(job.command)
@@ -273,7 +307,9 @@ def command_errors(job: JobModel, *, check_arguments: bool = True) -> dict[str, 
     return errors
 
 
-def shell_errors(job: JobModel, *, check_arguments: bool = True) -> dict[str, Any]:
+def shell_errors(
+    job: JobModel, *, check_arguments: bool = True, command_changed: Changed = lambda: True
+) -> dict[str, Any]:
     errors: dict[str, Any] = {}
     if (problem := shell_executor.shell_problem()) is not None:
         errors["executor"] = _("Shell jobs cannot be saved: %(reason)s.") % {"reason": problem}
@@ -297,7 +333,7 @@ def shell_errors(job: JobModel, *, check_arguments: bool = True) -> dict[str, An
 
 
 def http_errors(
-    job: JobModel, *, check_arguments: bool = True, url_changed: Callable[[], bool] = lambda: True
+    job: JobModel, *, check_arguments: bool = True, command_changed: Changed = lambda: True
 ) -> dict[str, Any]:
     errors: dict[str, Any] = {}
     try:
@@ -306,7 +342,7 @@ def http_errors(
         errors["command"] = _("This URL cannot be requested: %(reason)s.") % {"reason": str(error)}
     else:
         # The host is looked up (DNS) only when the URL is new.
-        problem = http_executor.host_problem(job.command, resolve=url_changed())
+        problem = http_executor.host_problem(job.command, resolve=command_changed())
         if problem is not None:
             errors["command"] = _("HTTP jobs may only reach public addresses, and %(reason)s.") % {
                 "reason": problem
@@ -340,18 +376,29 @@ def execution_problem(job: JobModel) -> str | None:
     """Why the job's runs would fail before doing anything now, though it was valid
     when saved: its task is no longer registered, its command no longer listed, its
     executor switched off, its URL's host now refused. None when nothing stops it."""
-    kind = job.executor
-    if kind == ExecutorKind.PYTHON:
-        return python_executor.task_problem(job.command)
-    if kind == ExecutorKind.COMMAND:
-        return command_executor.command_problem(job.command)
-    if kind == ExecutorKind.SHELL:
-        return shell_executor.shell_problem()
-    if kind == ExecutorKind.HTTP:
-        return http_executor.host_problem(job.command, resolve=False)
-    if kind != ExecutorKind.SIMULATED:
-        return _("the executor “%(name)s” is not known to this site") % {"name": kind}
-    return None
+    kind = kinds.kind_of(job.executor)
+    if kind is None:
+        return _("the executor “%(name)s” is not known to this site") % {"name": job.executor}
+    return kinds.load(kind.problem)(job) if kind.problem else None
+
+
+# Why a saved job of each kind cannot run now (named by its row in jobs.kinds).
+
+
+def python_problem(job: JobModel) -> str | None:
+    return python_executor.task_problem(job.command)
+
+
+def command_problem(job: JobModel) -> str | None:
+    return command_executor.command_problem(job.command)
+
+
+def shell_problem(job: JobModel) -> str | None:
+    return shell_executor.shell_problem()
+
+
+def http_problem(job: JobModel) -> str | None:
+    return http_executor.host_problem(job.command, resolve=False)
 
 
 def timeout_errors(job: JobModel) -> dict[str, str]:

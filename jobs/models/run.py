@@ -205,6 +205,15 @@ class JobHistory(models.Model):
     # their claim writes nothing more than it did.
     arguments = models.JSONField(_("arguments"), null=True, blank=True)
     worker = models.CharField(_("worker"), max_length=200, blank=True)
+    # Where the run's processes are (shell, command and isolated python runs): the host
+    # and the process group their supervisor leads. The reaper kills what is left of a
+    # lost run on its own host by them before the retry starts (jobs/engine/leftovers.py).
+    process_host = models.CharField(
+        _("process host"), max_length=255, blank=True, default="", db_default="", editable=False
+    )
+    process_group = models.PositiveIntegerField(
+        _("process group"), null=True, blank=True, editable=False
+    )
     # The job's queue and priority when the run was inserted: the pending runs a process
     # may start are found (and ordered) by the run's own row, with no join on the job, and
     # a run keeps the pool it was routed to if the job is moved to another meanwhile.

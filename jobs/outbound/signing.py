@@ -8,10 +8,11 @@ Each webhook carries three headers:
   on every attempt, so a receiver can refuse an old one replayed);
 - ``webhook-signature``: ``v1,`` and the base64 HMAC-SHA256 of ``id.timestamp.body``.
 
-A secret is written ``whsec_`` followed by base64; the HMAC key is the decoded bytes,
-24 to 64 of them (the specification's bounds). Nothing here touches Django: the settings
-module parses JOBS_WEBHOOK_SECRET with `parse_secret` at start-up, Job.clean() a job's
-own secret, and jobs/alerts/webhook.py signs with `signature_headers`.
+A secret is written ``whsec_`` followed by base64 (padded with "=" or not); the HMAC
+key is the decoded bytes, 24 to 64 of them (the specification's bounds). Nothing here
+touches Django: the settings module parses JOBS_WEBHOOK_SECRET with `parse_secret` at
+start-up, Job.clean() a job's own secret, and jobs/alerts/webhook.py signs with
+`signature_headers`.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ def parse_secret(secret: str) -> bytes:
     if not secret.startswith(SECRET_PREFIX):
         raise BadSecret(f"must start with {SECRET_PREFIX!r}, followed by base64", "prefix")
     encoded = secret.removeprefix(SECRET_PREFIX)
+    # Base64 with its "=" padding or without: the specification's libraries accept
+    # both, and some generators leave it off.
+    encoded += "=" * (-len(encoded) % 4)
     try:
         key = base64.b64decode(encoded, validate=True)
     except (binascii.Error, ValueError):

@@ -88,6 +88,30 @@ class TaskParameter(NamedTuple):
     nullable: bool = False
     # The annotation without its None (an Enum, list[int], ...), for coerce().
     value_type: Any = None
+    # The bounds of an int or float parameter (Annotated[int, Between(...)]), or None.
+    bounds: Between | None = None
+
+
+class Between(NamedTuple):
+    """The bounds of a number parameter, written in its annotation:
+    ``times: Annotated[int, Between(1, 1000)] = 1``. A value outside them is refused
+    with a message at the field, when a job is saved and when its run starts; the form's
+    number field has them as its min and max. Either may be None (no bound)."""
+
+    minimum: float | None = None
+    maximum: float | None = None
+
+    def check(self, value: float) -> None:
+        """ValueError with the user's message when `value` is out of bounds."""
+        low, high = self.minimum, self.maximum
+        if (low is not None and value < low) or (high is not None and value > high):
+            if low is not None and high is not None:
+                message = _("Enter a number from %(low)s to %(high)s.")
+            elif low is not None:
+                message = _("Enter a number of at least %(low)s.")
+            else:
+                message = _("Enter a number of at most %(high)s.")
+            raise ValueError(message % {"low": low, "high": high})
 
 
 class RegisteredTask(NamedTuple):
@@ -229,14 +253,15 @@ def task_modules() -> list[str]:
     """The modules imported to find tasks: each installed app's `tasks` module that
     exists, then JOBS_TASK_MODULES."""
     from django.apps import apps
-    from django.conf import settings
+
+    from jobs import conf
 
     names = [
         f"{config.name}.tasks"
         for config in apps.get_app_configs()
         if module_has_submodule(config.module, "tasks")
     ]
-    for module in getattr(settings, "JOBS_TASK_MODULES", ()) or ():
+    for module in conf.task_modules():
         if module not in names:
             names.append(module)
     return names
@@ -334,6 +359,7 @@ def describe(target: Any, name: str, description: str | None = None) -> Register
     function = _function_of(target)
     signature = inspect.signature(function)
     hints = _type_hints(function)
+    bounds = _bounds(function)
     parameters = []
     accepts_any = False
     for parameter in signature.parameters.values():
@@ -342,7 +368,7 @@ def describe(target: Any, name: str, description: str | None = None) -> Register
             continue
         if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
             continue  # JSON objects name their values: nothing can go to *args
-        parameters.append(_parameter(parameter, hints))
+        parameters.append(_parameter(parameter, hints)._replace(bounds=bounds.get(parameter.name)))
     if description is None:
         description = _first_paragraph(inspect.getdoc(function) or "")
     return RegisteredTask(
@@ -361,6 +387,21 @@ def _type_hints(function: Callable[..., Any]) -> dict[str, Any]:
     except Exception:
         # A name the annotations use is not importable: those parameters take JSON.
         return {}
+
+
+def _bounds(function: Callable[..., Any]) -> dict[str, Between]:
+    """The Between bounds of the parameters annotated with them (Annotated[int, ...])."""
+    try:
+        hints = typing.get_type_hints(function, include_extras=True)
+    except Exception:
+        return {}
+    found = {}
+    for name, annotation in hints.items():
+        if typing.get_origin(annotation) is typing.Annotated:
+            for extra in annotation.__metadata__:
+                if isinstance(extra, Between):
+                    found[name] = extra
+    return found
 
 
 def _first_paragraph(doc: str) -> str:
@@ -533,6 +574,10 @@ def coerce(parameter: TaskParameter, value: Any) -> Any:
             return None
         raise ValueError(_("A value is required (not null)."))
     kind = parameter.kind
+    if parameter.bounds is not None and kind in ("int", "float"):
+        number = coerce(parameter._replace(bounds=None), value)
+        parameter.bounds.check(number)
+        return number
     if kind == "int":
         if isinstance(value, bool):
             raise ValueError(_("Enter a whole number."))

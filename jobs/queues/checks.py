@@ -16,7 +16,7 @@ from jobs.queues import settings as queues
 def queue_settings(app_configs: Any = None, **kwargs: Any) -> list[Error]:
     errors = []
     try:
-        queues.parse_limits(conf.setting("JOBS_QUEUE_LIMITS") or "")
+        queues.parse_limits(conf.queue_limits_setting())
     except queues.QueueError as exc:
         errors.append(
             Error(
@@ -25,13 +25,13 @@ def queue_settings(app_configs: Any = None, **kwargs: Any) -> list[Error]:
                 id="jobs.E012",
             )
         )
-    listed = list(conf.setting("JOBS_HUEY_QUEUES") or ())
+    listed = conf.huey_queues()
     try:
         if listed:
             queues.parse_names(listed, "JOBS_HUEY_QUEUES")
     except queues.QueueError as exc:
         errors.append(Error(str(exc), hint="Name job queues, separated by commas.", id="jobs.E013"))
-    consumed = conf.setting("JOBS_HUEY_CONSUME_QUEUE")
+    consumed = conf.huey_consume_queue()
     if consumed and consumed not in listed:
         errors.append(
             Error(

@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from django.conf import settings
-
+from jobs import conf
 from jobs.models.choices import QUEUE_NAME_MAX_LENGTH, QUEUE_NAME_PATTERN
 
 _NAME = re.compile(rf"^{QUEUE_NAME_PATTERN}$")
@@ -99,7 +98,7 @@ def limits() -> dict[str, int]:
     process; {} for no limits. A bad value raises QueueError (the system check jobs.E012
     reports it before any process starts)."""
     global _limits_read
-    raw = getattr(settings, "JOBS_QUEUE_LIMITS", "")
+    raw = conf.queue_limits_setting()
     read_raw, parsed = _limits_read
     if raw is read_raw or raw == read_raw:
         return parsed
@@ -110,13 +109,13 @@ def limits() -> dict[str, int]:
 
 def huey_queues() -> frozenset[str]:
     """JOBS_HUEY_QUEUES: the job queues whose runs go to a Huey queue of their own."""
-    return frozenset(getattr(settings, "JOBS_HUEY_QUEUES", ()) or ())
+    return frozenset(conf.huey_queues())
 
 
 def huey_prefix() -> str:
     """HUEY_QUEUE: the Huey queue of every job queue not listed in JOBS_HUEY_QUEUES, and
     the prefix of the names of the listed ones."""
-    return str(getattr(settings, "HUEY_QUEUE", "jobs"))
+    return conf.huey_queue()
 
 
 def huey_target(queue: str) -> str:

@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from jobs import conf, engine, metrics
 from jobs.alerts import health, running_long
+from jobs.engine import leftovers
 from jobs.executors import ExecutionContext, Executor, load_executor
 from jobs.executors.routing import routed
 from jobs.models import PauseWindow
@@ -112,6 +113,11 @@ class Scheduler:
     def start_workers(self) -> None:
         self.checkpointer.start()
         self.handoff.start()
+        try:
+            leftovers.sweep_work_directories()
+        except Exception as error:  # the database may be down at start: the reaper retries
+            logger.warning("could not look for work directories left by dead runs: %s", error)
+            close_old_connections()
 
     # --- one pass -------------------------------------------------------------------
 

@@ -19,7 +19,8 @@ from datetime import UTC, datetime
 
 from django.db import DatabaseError, close_old_connections, connection
 
-from jobs import conf, engine, metrics
+from jobs import alerts, conf, engine, metrics
+from jobs.engine import leftovers
 from jobs.engine.logs import safe_log
 from jobs.executors import (
     STOP_CANCELLED,
@@ -30,6 +31,7 @@ from jobs.executors import (
     load_executor,
 )
 from jobs.executors.routing import routed
+from jobs.models import NotificationKind
 from jobs.queues import settings as queues
 from jobs.runs import RunResult, RunTicket
 from jobs.sql.rows import LiveLog
@@ -89,6 +91,9 @@ class Heartbeater:
         )
         self._held: set[str] = set()
         self._executing: dict[str, _Executing] = {}
+        # Runs whose Python task went on past the kill grace after it was asked to stop
+        # (reported once), by key: when it was asked (time.monotonic()).
+        self._not_stopped: dict[str, float] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -116,6 +121,7 @@ class Heartbeater:
     ) -> None:
         """A worker is about to execute `run_key` with `context` (its own): stop it when
         it must (cancelled, `timeout` seconds passed, `parent` stopped)."""
+        context.notify = self._wake.set  # its processes started: record them at once
         if timeout is None:
             self._executing[run_key] = (context, parent, None, worker)
         else:
@@ -124,6 +130,10 @@ class Heartbeater:
 
     def end(self, run_key: str) -> None:
         self._executing.pop(run_key, None)
+        if self._not_stopped:
+            asked = self._not_stopped.pop(run_key, None)
+            if asked is not None:
+                self._stubborn_ended(run_key, asked)
 
     def wake(self) -> None:
         """Look at the executing runs now (e.g. the worker's context was just stopped)."""
@@ -167,11 +177,81 @@ class Heartbeater:
             raise
         return len(rows)
 
+    def write_processes(self) -> int:
+        """Record where the processes of the executing runs that started some since the
+        last time are (engine.leftovers): one statement per run, once per run."""
+        written = 0
+        for key, (context, _, _, worker) in self._executing.copy().items():
+            if not context.processes_changed:
+                continue
+            context.processes_changed = False
+            try:
+                leftovers.record_processes(key, worker, context.processes)
+            except Exception:
+                context.processes_changed = True  # try again next time
+                raise
+            written += 1
+        return written
+
+    def report_not_stopped(self, now: float) -> list[str]:
+        """Report the Python tasks (thread mode) still running a kill grace after they
+        were asked to stop: a line in the run's log, a metric, an alert. Their thread,
+        the worker's slot, stays busy until they return: nothing else runs in it."""
+        grace = conf.kill_grace()
+        reported = []
+        for key, (context, *_) in self._executing.copy().items():
+            asked = context.stopped_at
+            if not context.cooperative or asked is None or key in self._not_stopped:
+                continue
+            if now - asked < grace:
+                continue
+            self._not_stopped[key] = asked
+            reported.append(key)
+            metrics.python_not_stopped()
+            logger.warning(
+                "run %s: its Python task did not stop within %g s after it was asked to (%s)",
+                key,
+                grace,
+                context.stop_words(),
+            )
+            note = (
+                f"[{datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC] the task did not stop within "
+                f"{grace:g} s after it was asked to ({context.stop_words()}): it runs in the "
+                "worker's thread and only its own code can end it (current_run().stop); its "
+                "worker stays busy until the task returns (JOBS_PYTHON_ISOLATION=process "
+                "runs tasks that can be killed)."
+            )
+            # In the output too: a run still running (past its timeout) has its log
+            # rewritten from the output by the live log and at its finish.
+            if context.output is not None:
+                context.output.line(note)
+            job_key = leftovers.note(key, f"\n{note}\n")
+            if job_key:
+                alerts.dispatch([alerts.Notice(key, job_key, NotificationKind.NOT_STOPPED)])
+        return reported
+
+    def _stubborn_ended(self, run_key: str, asked: float) -> None:
+        metrics.python_not_stopped_ended()
+        try:
+            leftovers.note(
+                run_key,
+                f"[{datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC] the task returned "
+                f"{time.monotonic() - asked:.0f} s after it was asked to stop; its worker "
+                "is free again.\n",
+            )
+        except Exception as error:
+            logger.warning("could not note the end of run %s: %s", run_key, error)
+            close_old_connections()
+
     def _enforce(self, now: float) -> float | None:
-        """Stop runs whose worker stopped or whose deadline passed; the next deadline."""
+        """Stop runs whose worker stopped or whose deadline passed; the next deadline
+        (or the time a stopped Python task is due to be reported, if it is earlier)."""
         upcoming = None
-        for context, parent, deadline, _ in self._executing.copy().values():
+        for key, (context, parent, deadline, _) in self._executing.copy().items():
             if context.reason:
+                if context.cooperative and key not in self._not_stopped:
+                    due = (context.stopped_at or now) + conf.kill_grace()
+                    upcoming = due if upcoming is None else min(upcoming, due)
                 continue  # already stopped
             if parent is not None and parent.stop.is_set():
                 context.request_stop(STOP_SHUTDOWN)
@@ -191,6 +271,12 @@ class Heartbeater:
                 self._wake.clear()  # before looking: a wake from now on is not lost
                 now = time.monotonic()
                 upcoming = self._enforce(now)  # the earliest deadline still to come
+                try:
+                    self.write_processes()
+                    self.report_not_stopped(now)
+                except Exception as error:
+                    logger.warning("recording or reporting the runs' processes failed: %s", error)
+                    close_old_connections()
                 # A database hiccup must not kill the thread: the next beat retries well
                 # inside the lease, the next watch a second later.
                 if now >= next_watch:

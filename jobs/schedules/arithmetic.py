@@ -9,9 +9,10 @@ Intervals are exact durations in UTC. "Every 1 day" is 24 hours, so across a day
 saving change its local wall-clock time moves by an hour; a job that must run at the
 same local time every day is a cron job.
 
-Cron schedules are evaluated with cronsim in the job's time zone and returned as aware
-UTC. Their daylight-saving rules are cronsim's (those of Debian's cron), pinned here by
-CronSchedule.next_after and described in docs/scheduling.md ("Cron and daylight saving").
+Cron expressions are read by cronsim and matched here against the job's wall clock,
+walked in local time; occurrences are returned as aware UTC. What a clock change does
+to them (Debian cron's rules, for changes of any size) is CronSchedule's docstring and
+docs/scheduling.md ("Cron schedules and time zones").
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from cronsim import CronSim, CronSimError
+
+from jobs.schedules.cron_match import CronMatcher
 
 SECOND = "second"
 MINUTE = "minute"
@@ -205,39 +208,156 @@ def parse_cron(expression: str) -> None:
         raise CronExpressionError(str(error)) from None
 
 
+def follows_wall_clock(expression: str) -> bool:
+    """Whether a cron expression keeps to the wall clock across a clock change (True) or
+    to elapsed time (False). Elapsed time when its minute or its hour field starts with
+    "*" ("*", "*/15", "*/45"); the wall clock otherwise ("30 2", "0-59/5 2", "0,*/20 2").
+
+    The test is on the field's first character because that is the test of Vixie and
+    Debian cron (and of cronsim), and the same test decides how the two day fields
+    combine: a crontab moved here keeps doing what it did.
+    """
+    minute, hour = expression.split()[:2]
+    return not (minute.startswith("*") or hour.startswith("*"))
+
+
+# Two changes of a zone's UTC offset are never this close: in the tz database the
+# closest are four days apart (Africa/Freetown, 1939), all others a week or more (a test
+# checks every zone). So offsets compared this far apart see every change between them.
+CHANGE_SPACING = timedelta(days=3)
+_SECOND = timedelta(seconds=1)
+_LAST_INSTANT = datetime.max.replace(tzinfo=UTC)
+
+
+def _offset(zone: zoneinfo.ZoneInfo, moment: datetime) -> timedelta:
+    return moment.astimezone(zone).utcoffset()  # type: ignore[return-value]
+
+
+def _wall(moment: datetime, offset: timedelta) -> datetime:
+    """The naive wall time of `moment` (aware UTC) at `offset`."""
+    return (moment + offset).replace(tzinfo=None)
+
+
+def _instant(wall: datetime, offset: timedelta) -> datetime:
+    """The aware UTC instant of the naive wall time `wall` at `offset`."""
+    return (wall - offset).replace(tzinfo=UTC)
+
+
+@lru_cache(maxsize=4096)
+def offset_changes(zone: zoneinfo.ZoneInfo, year: int) -> tuple[datetime, ...]:
+    """The instants (aware UTC, to the second) at which `zone`'s UTC offset changes, in
+    (1 January `year`, 1 January `year + 1`] UTC, oldest first.
+
+    Found by comparing offsets every CHANGE_SPACING and bisecting where they differ
+    (zoneinfo does not list its transitions), once per zone and year: a claim asks the
+    same few zones about the same year again and again.
+    """
+    low = datetime(year, 1, 1, tzinfo=UTC)
+    end = datetime(year + 1, 1, 1, tzinfo=UTC) if year < datetime.max.year else _LAST_INSTANT
+    changes: list[datetime] = []
+    low_offset = _offset(zone, low)
+    while low < end:
+        high = min(low + CHANGE_SPACING, end)
+        high_offset = _offset(zone, high)
+        if high_offset != low_offset:
+            changes.append(_bisect(zone, low, high, low_offset))
+        low, low_offset = high, high_offset
+    return tuple(changes)
+
+
+def _bisect(zone: zoneinfo.ZoneInfo, low: datetime, high: datetime, offset: timedelta) -> datetime:
+    """The one change in (low, high], where the offset at `low` is `offset`."""
+    while high - low > _SECOND:
+        middle = low + (high - low) / 2
+        if _offset(zone, middle) == offset:
+            low = middle
+        else:
+            high = middle
+    # Zones change on whole seconds, and (low, high] holds one whole second at most.
+    at = high.replace(microsecond=0)
+    return at if at > low else at + _SECOND
+
+
+def first_change(zone: zoneinfo.ZoneInfo, start: datetime, end: datetime) -> datetime | None:
+    """The first instant in (start, end] at which `zone`'s UTC offset changes; None if
+    it does not change then."""
+    # offset_changes(year) ends at 1 January of the next year, included.
+    first_year = start.year if (start.month, start.day) != (1, 1) else max(start.year - 1, 1)
+    for year in range(first_year, end.year + 1):
+        for change in offset_changes(zone, year):
+            if change > end:
+                return None
+            if change > start:
+                return change
+    return None
+
+
 class CronSchedule:
     """A cron expression in a time zone: its occurrences as aware UTC datetimes.
 
-    Occurrences are the ones cronsim yields, which handles daylight saving like Debian's
-    cron for expressions with a fixed minute and hour (e.g. "30 2 * * *"): a time that
-    does not exist (spring) runs at the first minute after the gap, and a time that
-    occurs twice (autumn) runs at its first occurrence only. Expressions with "*" in the
-    minute or hour field ("*/15 * * * *", "0 * * * *") follow elapsed time instead: an
-    hourly job runs 23 times on the spring day and 25 times on the autumn one.
+    The expression is matched against the zone's wall clock (cronsim reads the fields;
+    the walk here is on naive local times, so the size of a clock change does not
+    matter: 30 minutes in Australia/Lord_Howe, :45 in Pacific/Chatham, a whole day in
+    Pacific/Apia). What a clock change does depends on follows_wall_clock():
+
+    - wall clock (minute and hour fields that do not start with "*", e.g. "30 2 * * *"):
+      a time that does not exist (clocks forward) runs at the first instant after the
+      gap, once for all the gap's times; a time that happens twice (clocks back) runs
+      at its first pass only;
+    - elapsed time (the minute or the hour field starts with "*", e.g. "*/15 * * * *",
+      "0 * * * *"): every instant whose wall time matches runs, so the times in a gap do
+      not run and a repeated time runs at both passes.
+
+    These are Debian cron's rules, for every size of change.
     """
 
-    __slots__ = ("expression", "zone")
+    __slots__ = ("_matcher", "expression", "wall_clock", "zone")
 
     def __init__(self, expression: str, zone_name: str) -> None:
         parse_cron(expression)
         self.expression = expression
         self.zone = time_zone(zone_name)
+        self.wall_clock = follows_wall_clock(expression)
+        self._matcher = CronMatcher(expression)
 
     def next_after(self, moment: datetime) -> datetime | None:
-        """The first occurrence strictly after `moment`, in UTC; None if there is none
-        within cronsim's horizon (50 years)."""
-        iterator = CronSim(self.expression, moment.astimezone(self.zone))
-        # cronsim reads a fixed-time expression on the naive wall clock, so from a moment
-        # in the second pass of a repeated hour (autumn) it can answer with the first
-        # pass's occurrence, which is already past: step on until it is after `moment`.
-        for _ in range(4):
-            try:
-                candidate = next(iterator).astimezone(UTC)
-            except (StopIteration, OverflowError):
+        """The first occurrence strictly after `moment`, in UTC; None only when the
+        expression names no time within 50 years (validation refuses such expressions).
+
+        Walks the wall clock one stretch of constant UTC offset at a time: in the usual
+        case (no clock change before the answer) that is one CronMatcher step, two offset
+        look-ups and a look-up of the year's changes (kept); each clock change on the
+        way costs one more step.
+        """
+        zone = self.zone
+        start = moment
+        offset = _offset(zone, start)
+        wall = _wall(start, offset)
+        while True:
+            found = self._matcher.next_after(wall)
+            if found is None:
                 return None
-            if candidate > moment:
-                return candidate
-        return None
+            at = _instant(found, offset)
+            change = first_change(zone, start, at)
+            if change is None:
+                if not self.wall_clock:
+                    return at
+                first_pass = found.replace(tzinfo=zone).utcoffset()
+                if first_pass == offset:
+                    return at
+                # `found` is in the second pass of a repeated time, which the wall clock
+                # does not run: go on from the end of the repeated times.
+                began = first_change(zone, _instant(found, first_pass), at)  # type: ignore[arg-type]
+                if first_pass is None or began is None:  # zoneinfo contradicting itself
+                    raise ScheduleError(f"no clock change found before {at.isoformat()}")
+                start = began + (first_pass - offset)
+                wall = _wall(start, offset) - _SECOND
+                continue
+            after = _offset(zone, change)
+            if self.wall_clock and after > offset and found < _wall(change, after):
+                return change  # a time in the gap: at the first instant after it
+            start, offset = change, after
+            wall = _wall(change, after) - _SECOND
 
     def latest_at_or_before(self, moment: datetime, since: datetime) -> datetime:
         """The latest occurrence in [since, moment]; `since` must be an occurrence.

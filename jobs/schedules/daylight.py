@@ -1,16 +1,21 @@
 """What daylight saving does to a schedule's occurrences, in words, for the preview.
 
-The occurrences themselves come from jobs.schedules.arithmetic (the scheduler's code); this module
-only looks at them and says what happened at a clock change, by comparing them with the
-wall-clock times the expression names. It describes what cronsim does (docs/scheduling.md "Cron
-and daylight saving"), it does not decide it:
+The occurrences themselves come from jobs.schedules.arithmetic (the scheduler's code);
+this module only looks at them and says what happened at a clock change, by comparing
+them with the wall-clock times the expression names. It describes what
+CronSchedule.next_after does (docs/scheduling.md, "Cron schedules and time zones"), it
+does not decide it:
 
-- a time in a spring gap that cronsim moves to the end of the gap: "02:30 does not
-  exist on 29 March 2026: runs at 03:00 CEST" (several such times run once there);
-- a time in a gap that cronsim leaves out (expressions with "*" in the minute or hour
-  field follow elapsed time): "02:30 does not exist on 29 March 2026: no run then";
-- a time that happens twice in autumn: "02:30 happens twice on 25 October 2026: the
-  first 02:30 only (CEST)", or, when both run, a note on each;
+- a time in a gap (clocks forward) that the wall clock moves to the end of the gap:
+  "02:30 does not exist on 29 March 2026: runs at 03:00 CEST" (several such times run
+  once there); the day named is the day of the times that do not exist, which is not
+  the day of the gap's end when the gap crosses midnight (Asia/Pyongyang, 2018);
+- a time in a gap that elapsed time leaves out (the minute or the hour field starts
+  with "*"): "02:30 does not exist on 29 March 2026: no run then";
+- a time that happens twice (clocks back): "02:30 happens twice on 25 October 2026:
+  the first 02:30 only (CEST)", or, when both run, a note on each; asked of the
+  scheduler, never assumed from the size of the change (30 minutes in
+  Australia/Lord_Howe);
 - an interval, which counts real time, across a change: its local times move by the
   change.
 """
@@ -26,14 +31,10 @@ from cronsim import CronSim
 from django.utils.formats import date_format
 from django.utils.translation import gettext, ngettext, pgettext
 
-from jobs.schedules.arithmetic import CronSchedule
+from jobs.schedules.arithmetic import CronSchedule, first_change
 
 _SECOND = timedelta(seconds=1)
 _TICK = timedelta(microseconds=1)
-# Offsets are compared at this many points between two occurrences at most (an hour
-# apart at least), to find the clock changes between them: two changes of a zone are
-# weeks apart, never within one step.
-_SAMPLES = 200
 # More wall-clock matches than this in one gap or repeated hour are not listed anyway.
 _MAX_MATCHES = 240
 
@@ -62,8 +63,8 @@ def _offset(zone: ZoneInfo, moment: datetime) -> timedelta:
 
 
 def transitions_between(zone: ZoneInfo, start: datetime, end: datetime) -> list[Transition]:
-    """The offset changes in (start, end], oldest first (sampled, then bisected to the
-    second: zones change on whole seconds).
+    """The offset changes in (start, end], oldest first, as the scheduler finds them
+    (arithmetic.first_change).
 
     Only looked for when the offsets at `start` and `end` differ: two changes that cancel
     out between two occurrences (a spring and an autumn between yearly ones) leave them
@@ -71,30 +72,13 @@ def transitions_between(zone: ZoneInfo, start: datetime, end: datetime) -> list[
     """
     if end <= start or _offset(zone, start) == _offset(zone, end):
         return []
-    step = max((end - start) / _SAMPLES, timedelta(hours=1))
     found: list[Transition] = []
-    low, low_offset = start, _offset(zone, start)
-    while low < end:
-        high = min(low + step, end)
-        high_offset = _offset(zone, high)
-        if high_offset != low_offset:
-            found.append(_bisect(zone, low, high, low_offset))
-        low, low_offset = high, high_offset
+    at = start
+    while (at := first_change(zone, at, end)) is not None:  # type: ignore[assignment]
+        found.append(
+            Transition(at=at, before=(at - _TICK).astimezone(zone), after=at.astimezone(zone))
+        )
     return found
-
-
-def _bisect(zone: ZoneInfo, low: datetime, high: datetime, low_offset: timedelta) -> Transition:
-    while high - low > _SECOND:
-        middle = low + (high - low) / 2
-        if _offset(zone, middle) == low_offset:
-            low = middle
-        else:
-            high = middle
-    # `high` is within a second after the change: the change is on the whole second.
-    at = high.replace(microsecond=0)
-    if _offset(zone, at) == low_offset:
-        at += _SECOND
-    return Transition(at=at, before=(at - _TICK).astimezone(zone), after=at.astimezone(zone))
 
 
 # --- words -----------------------------------------------------------------------------
@@ -149,7 +133,8 @@ def _gap_note(schedule: CronSchedule, change: Transition, following: datetime) -
     missing = _wall_matches(schedule.expression, gap_start, gap_end)
     if not missing:
         return None
-    values = {"times": _times(missing), "day": _day(change.after)}
+    # The day of the times that do not exist: the gap may end on the next day.
+    values = {"times": _times(missing), "day": _day(missing[0])}
     if following != change.at:
         return (
             ngettext(

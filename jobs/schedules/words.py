@@ -41,22 +41,69 @@ def _at_time(minute: int, hour: int) -> str:
     return f"{hour:02d}:{minute:02d}"
 
 
+# Up to this many times are listed one by one ("At :00 and :45 of every hour"); more
+# are said as a step with its first and last time.
+_MAX_LISTED = 4
+
+
+def _list(texts: list[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    if len(texts) == 1:
+        return texts[0]
+    return gettext("%(first)s and %(last)s") % {"first": ", ".join(texts[:-1]), "last": texts[-1]}
+
+
+def _minute_step(step: int) -> str:
+    """ "*/N" in the minute field, every hour. A step that does not divide 60 restarts at
+    :00 each hour ("*/45" is :00 and :45, not every 45 minutes), so it is said as what it
+    does."""
+    if step == 1:
+        return gettext("Every minute")
+    if 60 % step == 0:
+        return gettext("Every %(n)d minutes") % {"n": step}
+    minutes = list(range(0, 60, step))
+    if len(minutes) <= _MAX_LISTED:
+        return gettext("At %(minutes)s of every hour") % {
+            "minutes": _list([gettext(":%(minute)02d") % {"minute": m} for m in minutes])
+        }
+    return gettext("Every %(n)d minutes from :00 to :%(last)02d of every hour") % {
+        "n": step,
+        "last": minutes[-1],
+    }
+
+
+def _hour_step(minute: int, step: int) -> str:
+    """ "M */N * * *": at minute M of every Nth hour from midnight, each day (a step that
+    does not divide 24 restarts at midnight too)."""
+    hours = list(range(0, 24, step))
+    if len(hours) <= _MAX_LISTED:
+        return gettext("At %(time)s every day") % {
+            "time": _list([_at_time(minute, h) for h in hours])
+        }
+    return gettext("Every %(n)d hours from %(first)s to %(last)s every day") % {
+        "n": step,
+        "first": _at_time(minute, hours[0]),
+        "last": _at_time(minute, hours[-1]),
+    }
+
+
 def _common_shape(fields: list[str]) -> str | None:
     minute, hour, day, month, weekday = fields
     if fields == ["*"] * 5:
         return gettext("Every minute")
     if minute.startswith("*/") and [hour, day, month, weekday] == ["*"] * 4:
         step = _number(minute[2:], 1, 59)
-        if step == 1:
-            return gettext("Every minute")
-        if step is not None:
-            return gettext("Every %(n)d minutes") % {"n": step}
-        return None
+        return _minute_step(step) if step is not None else None
     m = _number(minute, 0, 59)
     if m is None or month != "*":
         return None
     if [hour, day, weekday] == ["*"] * 3:
         return gettext("At minute %(minute)d of every hour") % {"minute": m}
+    if hour.startswith("*/") and [day, weekday] == ["*"] * 2:
+        step = _number(hour[2:], 1, 23)
+        if step == 1:
+            return gettext("At minute %(minute)d of every hour") % {"minute": m}
+        return _hour_step(m, step) if step is not None else None
     h = _number(hour, 0, 23)
     if h is None:
         return None

@@ -524,6 +524,8 @@ class Operations:
                 row[TICKET_COLUMNS],
                 read_dt(row[TICKET_COLUMNS + 1]),
                 read_dt(row[TICKET_COLUMNS + 2]),
+                row[TICKET_COLUMNS + 3] or "",
+                row[TICKET_COLUMNS + 4],
             )
             for row in self._execute("lost_runs", [cutoff, limit]).fetchall()
         ]
@@ -532,6 +534,14 @@ class Operations:
         self, keys: Sequence[str], now: object, note: str, cutoff: object
     ) -> set[str]:
         return self._keys("fail_lost_runs", [now, note, cutoff], keys)
+
+    def record_processes(self, key: str, worker: str, host: str, group: int) -> bool:
+        return self._execute("record_processes", [host, group, key, worker]).rowcount == 1
+
+    def append_run_log(self, key: str, note: str) -> str | None:
+        """Add `note` to a run's log; the key of its job (None: no such run)."""
+        rows = self._execute("append_run_log", [note, key]).fetchall()
+        return self.store.read_key(rows[0][0]) if rows else None
 
     def timed_runs(self, limit: int) -> list[RunningRun]:
         """Running runs of jobs that have a timeout, oldest start first."""

@@ -150,6 +150,9 @@ class LostRun(NamedTuple):
     worker: str
     heartbeat_at: datetime | None
     started_at: datetime | None
+    # Where its processes are ("" and None: it started none, or before they were known).
+    process_host: str = ""
+    process_group: int | None = None
 
 
 class RunningRun(NamedTuple):

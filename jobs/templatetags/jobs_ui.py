@@ -355,7 +355,7 @@ def alert_rules(job: Any) -> str:
     if job.webhook_url:
         if job.webhook_secret:
             rules.append(_("webhooks signed with the job's own secret"))
-        elif conf.setting("JOBS_WEBHOOK_SECRET"):
+        elif conf.webhook_secret():
             rules.append(_("webhooks signed with the site's secret"))
         else:
             rules.append(_("webhooks unsigned"))

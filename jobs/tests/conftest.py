@@ -32,6 +32,21 @@ def _alone_files(config: pytest.Config) -> tuple[Path, Path, Path] | None:
 
 _seen_generation = ""
 
+# Fixtures that reach the database (pytest-django's, and this file's that build rows).
+_DATABASE_FIXTURES = {"db", "transactional_db", "django_db_setup", "live_server", "make_job"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The unit tier: a test that needs no database, no process and no browser is marked
+    `unit`, so `scripts/test -m unit` runs the pure code's tests in seconds (the test
+    database is never made)."""
+    for item in items:
+        if any(item.get_closest_marker(name) for name in ("django_db", "processes", "browser")):
+            continue
+        if _DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            continue
+        item.add_marker(pytest.mark.unit)
+
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:

@@ -3,7 +3,7 @@ beside the admin, Django's login pages (django.contrib.auth.urls)
 and language switch, a view of the project's own that changes a job, and pages of the
 project's own named as the app's are (dashboard, job_list, history), listed after the
 app's include so that an un-namespaced name would reverse to them
-(jobs/tests/test_host_project.py)."""
+(jobs/tests/project/test_host_project.py)."""
 
 import uuid
 

@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from datetime import date, datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from jobs import current_run, register
@@ -106,6 +107,20 @@ def wait_for_stop(seconds: float = 30.0) -> str:
 
 
 @register
+def wait_for_file(path: str, seconds: float = 300.0) -> str:
+    """Run until the file `path` exists: a test creates it when it has seen what it
+    waited for, so the run is still going then, however slow the machine. Returns early
+    when the run is told to stop, or after `seconds` (a test that failed midway)."""
+    run = current_run()
+    assert run is not None
+    deadline = time.monotonic() + seconds
+    while not Path(path).exists():
+        if run.stop.wait(0.02) or time.monotonic() > deadline:
+            return f"not released: {run.stop_reason or 'gave up'}"
+    return "released"
+
+
+@register
 def big_output(megabytes: int = 10, nul: bool = False) -> None:
     line = ("x" * 99 + "\n") if not nul else ("a\x00b" * 33 + "\n")
     chunk = line * 10_000  # about a megabyte
@@ -157,3 +172,18 @@ if django_task is not None:
         _note("django_native", amount=amount, note=note)
         print(f"django task got {amount}")
         return amount * 2
+
+
+@register(name="samples.stubborn")
+def stubborn(started: str = "", release: str = "") -> str:
+    """Write this process's id to `started`, then spin, never looking at the stop signal,
+    until the file `release` exists (the isolation tests)."""
+    import os
+    from pathlib import Path
+
+    if started:
+        Path(started).write_text(str(os.getpid()))
+    print("spinning", flush=True)
+    while not (release and os.path.exists(release)):
+        time.sleep(0.01)
+    return "released"

@@ -9,7 +9,7 @@ import pytest
 
 from jobs.models import Job
 from jobs.tests.declaring import TASK, code_job, syncjobs
-from jobs.tests.test_browser import (  # noqa: F401 - fixtures
+from jobs.tests.web.test_browser import (  # noqa: F401 - fixtures
     Visit,
     browser,
     expect,

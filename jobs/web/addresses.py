@@ -18,7 +18,7 @@ def client_address(request: HttpRequest) -> str | None:
     the header itself comes before it). A header that is there but unreadable gives None
     rather than the proxy's own address, which every client shares.
     """
-    if conf.setting("TRUSTED_PROXY") and "HTTP_X_FORWARDED_FOR" in request.META:
+    if conf.trusted_proxy() and "HTTP_X_FORWARDED_FOR" in request.META:
         return _address(request.META["HTTP_X_FORWARDED_FOR"].split(",")[-1])
     return _address(request.META.get("REMOTE_ADDR", ""))
 

@@ -26,8 +26,8 @@ from typing import Any, NamedTuple
 from django import forms
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 
+from jobs import kinds
 from jobs.executors import http as http_executor
 from jobs.executors import shell as shell_executor
 from jobs.models import ExecutorKind
@@ -135,6 +135,13 @@ def _help(parameter: TaskParameter) -> str:
         }
     if parameter.kind == "json":
         rule = _("JSON; %(rule)s") % {"rule": rule}
+    bounds = parameter.bounds
+    if bounds is not None and None not in bounds:
+        rule = _("%(low)s to %(high)s; %(rule)s") % {
+            "low": bounds.minimum,
+            "high": bounds.maximum,
+            "rule": rule,
+        }
     return format_html("<code>{}</code> · {}", annotation, rule)
 
 
@@ -172,10 +179,13 @@ def parameter_field(parameter: TaskParameter, given: Mapping[str, Any]) -> forms
     if parameter.default is None or parameter.default is REQUIRED:
         placeholder = ""
     kind = parameter.kind
+    bounds = parameter.bounds or registry.Between()
     if kind == "int":
-        field: forms.Field = forms.IntegerField(**common)
+        field: forms.Field = forms.IntegerField(
+            min_value=bounds.minimum, max_value=bounds.maximum, **common
+        )
     elif kind == "float":
-        field = forms.FloatField(**common)
+        field = forms.FloatField(min_value=bounds.minimum, max_value=bounds.maximum, **common)
         field.widget.attrs["step"] = "any"
     elif kind == "bool":
         field = forms.BooleanField(**common)
@@ -225,6 +235,15 @@ class TaskSection:
     """The fields of one registered task's parameters."""
 
     executor = ExecutorKind.PYTHON
+    message_field = "task"  # where a message about the arguments as a whole goes
+
+    @classmethod
+    def for_job(
+        cls, command: str, given: Any, *, secrets_visible: bool = True
+    ) -> TaskSection | None:
+        """The section of a job running the task `command` (None: not registered)."""
+        task = registry.get_task(command) if command else None
+        return cls(task, given) if task is not None else None
 
     def __init__(self, task: RegisteredTask, given: Mapping[str, Any] | None = None) -> None:
         self.task = task
@@ -323,6 +342,11 @@ class HttpSection:
     values may be credentials): the job's own are kept."""
 
     executor = ExecutorKind.HTTP
+    message_field = HTTP_METHOD
+
+    @classmethod
+    def for_job(cls, command: str, given: Any, *, secrets_visible: bool = True) -> HttpSection:
+        return cls(given, secrets_visible=secrets_visible)
 
     def __init__(self, given: Mapping[str, Any] | None = None, *, secrets_visible: bool = True):
         self.given: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
@@ -487,6 +511,11 @@ class ShellSection:
     job's own is kept."""
 
     executor = ExecutorKind.SHELL
+    message_field = SHELL_ENV
+
+    @classmethod
+    def for_job(cls, command: str, given: Any, *, secrets_visible: bool = True) -> ShellSection:
+        return cls(given, secrets_visible=secrets_visible)
 
     def __init__(self, given: Mapping[str, Any] | None = None, *, secrets_visible: bool = True):
         self.given: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
@@ -551,23 +580,14 @@ Section = TaskSection | HttpSection | ShellSection
 def section_for(
     executor: str, command: str, given: Any, *, secrets_visible: bool = True
 ) -> Section | None:
-    """The arguments section of a job of this kind (None: it takes no arguments, or its
-    task is not registered)."""
-    if executor == ExecutorKind.PYTHON:
-        task = registry.get_task(command) if command else None
-        return TaskSection(task, given) if task is not None else None
-    if executor == ExecutorKind.HTTP:
-        return HttpSection(given, secrets_visible=secrets_visible)
-    if executor == ExecutorKind.SHELL:
-        return ShellSection(given, secrets_visible=secrets_visible)
-    return None
+    """The arguments section of a job of this kind, as its row in jobs.kinds
+    names it (None: it takes no arguments, or its task is not registered)."""
+    kind = kinds.kind_of(executor)
+    if kind is None or not kind.section:
+        return None
+    return kinds.load(kind.section).for_job(command, given, secrets_visible=secrets_visible)
 
 
 # The labels the command field takes per executor (jobs/static/jobs/job_form.js swaps
 # them; without JavaScript the field keeps the first).
-COMMAND_LABELS = {
-    ExecutorKind.SIMULATED: gettext_lazy("Command"),
-    ExecutorKind.COMMAND: gettext_lazy("Management command line"),
-    ExecutorKind.SHELL: gettext_lazy("Command line"),
-    ExecutorKind.HTTP: gettext_lazy("URL"),
-}
+COMMAND_LABELS = {kind.value: kind.command_label for kind in kinds.KINDS if kind.command_label}

@@ -19,7 +19,7 @@ from jobs.models import SchedulerState
 def poll_ms() -> int:
     """How often the live parts of a page refresh, in milliseconds: htmx reads "1500ms"
     as one token, but would split "1.5s" at the dot."""
-    return round(float(conf.setting("JOBS_UI_POLL_SECONDS")) * 1000)
+    return round(conf.ui_poll_seconds() * 1000)
 
 
 def ui(request: HttpRequest) -> dict[str, Any]:
@@ -27,7 +27,7 @@ def ui(request: HttpRequest) -> dict[str, Any]:
     return {
         "poll_ms": poll_ms(),
         # The login page links to the password-reset pages only when they are served.
-        "password_reset_enabled": conf.setting("PASSWORD_RESET_ENABLED"),
+        "password_reset_enabled": conf.password_reset_enabled(),
     }
 
 

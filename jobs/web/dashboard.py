@@ -160,7 +160,7 @@ def _completed_hours(hours: list[datetime]) -> dict[datetime, dict[str, int]]:
     JOBS_DASHBOARD_CACHE_SECONDS and earlier ones for SETTLED_HOUR_SECONDS. As time
     goes on, only the hour that has just ended is counted anew.
     """
-    fresh_ttl = float(conf.setting("JOBS_DASHBOARD_CACHE_SECONDS"))
+    fresh_ttl = conf.dashboard_cache_seconds()
     keys = {hour: f"jobs:dashboard:runs-per-hour:{hour:%Y%m%d%H}" for hour in hours}
     cached = cache.get_many(keys.values()) if fresh_ttl > 0 else {}
     counts = {hour: cached[key] for hour, key in keys.items() if key in cached}

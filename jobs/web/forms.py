@@ -27,6 +27,7 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from jobs import kinds
 from jobs.access import masking
 from jobs.access import permissions as access
 from jobs.executors.command import allowed_commands
@@ -38,13 +39,16 @@ from jobs.models import (
     MAX_PRIORITY,
     MIN_PRIORITY,
     NAME_MAX_LENGTH,
+    SCHEDULE_TYPE_FIELDS,
     ExecutorKind,
     Job,
     JobState,
     RunStatus,
     ScheduleType,
+    gate,
 )
 from jobs.models import code as code_rules
+from jobs.models.chains import CHAIN_FIELDS
 from jobs.outbound.signing import SECRET_MAX_LENGTH
 from jobs.pytasks import registry
 from jobs.web import arguments, code_fields
@@ -69,15 +73,15 @@ SHOW_TASK = "show_task"
 
 
 def offered_executors(user: object, current: str | None = None) -> list[tuple[str, str]]:
-    """The executors `user` may choose: shell only while JOBS_SHELL_ENABLED and for users
-    with jobs.use_shell (and the job's own, so that its form shows what it is)."""
-    offered = []
-    for value, label in ExecutorKind.choices:
-        shell_allowed = shell_enabled() and access.may_use_shell(user)
-        if value == ExecutorKind.SHELL and not shell_allowed and current != value:
-            continue
-        offered.append((value, label))
-    return offered
+    """The executors `user` may choose (jobs.kinds.offered_to: shell only while
+    JOBS_SHELL_ENABLED and for users with jobs.use_shell), and the job's own, so that its
+    form shows what it is."""
+    offered = {kind.value for kind in kinds.offered_to(access.may_use_shell(user))}
+    return [
+        (value, label)
+        for value, label in ExecutorKind.choices
+        if value in offered or value == current
+    ]
 
 
 def missing_shell_hint(user: Any, offered: set[str]) -> str:
@@ -247,6 +251,9 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
         super().__init__(*args, **kwargs)
         self.user = user
         stored = self.instance
+        # Job.clean() applies the jobs.use_shell rule to the values this form cleaned,
+        # for this user (jobs.models.gate).
+        stored.acting_user = user
         # A new job has its id already (a UUID default): ask whether it is stored.
         existing = not stored._state.adding
         self.fields["scheduled_at"].input_formats = LOCAL_INPUT_FORMATS
@@ -302,11 +309,12 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
         given = given if isinstance(given, dict) else {}
         self.sections: dict[str, arguments.Section] = {}
         offered = {value for value, _label in self.fields["executor"].widget.choices}
-        for kind in (ExecutorKind.HTTP, ExecutorKind.SHELL):
-            if kind in offered:
-                own = given if stored.executor == kind else {}
-                self.sections[kind] = arguments.section_for(
-                    kind, "", own, secrets_visible=secrets_visible
+        for kind in kinds.KINDS:
+            # A python job's section is its task's, made below.
+            if kind.section and kind.value in offered and kind.value != ExecutorKind.PYTHON:
+                own = given if stored.executor == kind.value else {}
+                self.sections[kind.value] = arguments.section_for(
+                    kind.value, "", own, secrets_visible=secrets_visible
                 )
         task = registry.get_task(self.chosen_task) if self.chosen_task else None
         if task is not None:
@@ -406,8 +414,21 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
                 css_class="js-schedule",
                 data_schedule=ScheduleType.CRON,
             ),
-            "misfire_policy",
-            Row(Column("overlap_policy"), Column("timeout_seconds")),
+            Div(
+                "misfire_policy",
+                css_class="js-schedule",
+                data_schedule=" ".join(SCHEDULE_TYPE_FIELDS["misfire_policy"]),
+            ),
+            Row(
+                Column(
+                    Div(
+                        "overlap_policy",
+                        css_class="js-schedule",
+                        data_schedule=" ".join(SCHEDULE_TYPE_FIELDS["overlap_policy"]),
+                    )
+                ),
+                Column("timeout_seconds"),
+            ),
             Row(Column("queue"), Column("priority")),
             Row(Column("max_retries"), Column("retry_backoff_seconds")),
             Fieldset(_("Chains"), Row(Column("on_success"), Column("on_failure"))),
@@ -456,6 +477,15 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
                 shown.append(name)
         return shown
 
+    @property
+    def shell_refusal(self) -> str:
+        """The jobs.use_shell rule's refusal of what was posted (at the executor, or at a
+        chain list adding a job that needs it), or ""."""
+        for name in ("executor", *CHAIN_FIELDS):
+            if self.has_error(name, gate.CODE):
+                return " ".join(self.errors[name])
+        return ""
+
     def hide_errors(self) -> None:
         """Show the posted form again as it is, unchecked: no messages. (A form checks
         itself when its errors are first read; an empty ErrorDict is what it leaves
@@ -493,10 +523,7 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
                     gettext("Shell commands are switched off on this site (JOBS_SHELL_ENABLED)."),
                     code="shell_off",
                 )
-            raise ValidationError(
-                gettext("Only users allowed to run shell commands may choose this."),
-                code="shell_permission",
-            )
+            raise ValidationError(gate.change_message(), code=gate.CODE)
         return value
 
     def clean(self) -> dict:
@@ -567,14 +594,11 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
             self.instance.arguments = copy.deepcopy(self.code_values["arguments"])
 
     def _arguments_field(self, executor: str) -> str:
-        """Where a message about the arguments as a whole is shown."""
-        return {
-            ExecutorKind.PYTHON: "task",
-            ExecutorKind.HTTP: arguments.HTTP_METHOD,
-            ExecutorKind.SHELL: arguments.SHELL_ENV
-            if arguments.SHELL_ENV in self.fields
-            else "command",
-        }.get(executor, "command")
+        """Where a message about the arguments as a whole is shown: the field the kind's
+        section names (jobs.kinds), else the command."""
+        kind = kinds.kind_of(executor)
+        field = kinds.load(kind.section).message_field if kind and kind.section else ""
+        return field if field in self.fields else "command"
 
     def _update_errors(self, errors: ValidationError) -> None:
         # Job.clean() speaks of the model's fields; put each message where this form

@@ -160,7 +160,7 @@ def _over_limit(kind: str, value: str) -> bool:
     except ValueError:  # expired between add and incr
         cache.set(key, 1, timeout=RESET_WINDOW_SECONDS)
         count = 1
-    return count > conf.setting("PASSWORD_RESET_LIMIT")
+    return count > conf.password_reset_limit()
 
 
 def reset_requests_refused(request: HttpRequest) -> bool:
@@ -182,7 +182,7 @@ def password_reset_page(view: Callable[..., HttpResponse], name: str) -> Callabl
 
     @functools.wraps(view)
     def page(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not conf.setting("PASSWORD_RESET_ENABLED"):
+        if not conf.password_reset_enabled():
             raise Http404
         if name == "password_reset" and reset_requests_refused(request):
             response = render(

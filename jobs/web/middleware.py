@@ -14,7 +14,14 @@ import zoneinfo
 from collections.abc import Callable
 
 from django.contrib.auth import middleware as auth_middleware
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    JsonResponse,
+    QueryDict,
+)
+from django.urls import Resolver404, resolve
 from django.utils import timezone
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -92,6 +99,7 @@ class TimezoneMiddleware:
             timezone.deactivate()
 
 
+NUL_MESSAGE = "A NUL character is not allowed in a request."
 # Bodies Django parses into request.POST (a JSON body is the API parser's to read).
 FORM_CONTENT_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data"})
 
@@ -134,10 +142,20 @@ class RejectNulMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if request_has_nul(request):
-            return HttpResponseBadRequest(
-                "A NUL character is not allowed in a request.\n", content_type="text/plain"
-            )
+            if _is_api_request(request):
+                # The API's answers are JSON, as its schema says, this one too.
+                return JsonResponse({"detail": NUL_MESSAGE}, status=400)
+            return HttpResponseBadRequest(f"{NUL_MESSAGE}\n", content_type="text/plain")
         return self.get_response(request)
+
+
+def _is_api_request(request: HttpRequest) -> bool:
+    """Whether the path is one of the API's (jobs.api.urls names them all api-...)."""
+    try:
+        match = resolve(request.path_info)
+    except Resolver404:
+        return False
+    return (match.url_name or "").startswith("api-")
 
 
 class ActorMiddleware:

@@ -26,6 +26,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -37,12 +38,9 @@ from jobs.access.permissions import (
     DELETE_JOB,
     RUN_JOB,
     VIEW_JOB,
-    may_change_job_like,
-    may_use_shell,
-    needs_shell_permission,
 )
 from jobs.forecasts import preview, upcoming
-from jobs.models import NAME_MAX_LENGTH, Job, JobChange, JobHistory, RunStatus, ScheduleType
+from jobs.models import NAME_MAX_LENGTH, Job, JobChange, JobHistory, RunStatus, ScheduleType, gate
 from jobs.models.chains import CHAIN_FIELDS, chain_links
 from jobs.web import chains as chain_fields
 from jobs.web import changes as job_changes
@@ -132,17 +130,10 @@ def job_list(request: HttpRequest) -> HttpResponse:
     return _fragment_or_page(request, "jobs/_job_table.html", "jobs/job_list.html", context)
 
 
-def _check_shell_permission(request: HttpRequest, *jobs_or_values: object) -> None:
-    """403 when the change involves a shell job (or a dangerous management command) and
-    the user lacks jobs.use_shell: before anything is read or saved."""
-    if not may_change_job_like(request.user, *jobs_or_values):
-        raise PermissionDenied(_("Only users allowed to run shell commands may do this."))
-
-
 def _job_form(request: HttpRequest, job: Job | None) -> HttpResponse:
-    """The job form of a new job (`job` None) or of `job`: saved when valid."""
-    if request.method == "POST":
-        _check_shell_permission(request, job, request.POST)
+    """The job form of a new job (`job` None) or of `job`: saved when valid. A change
+    the jobs.use_shell rule refuses (judged on the cleaned values: jobs.models.gate) is
+    a 403, and nothing is saved."""
     form = JobForm(request.POST or None, instance=job, user=request.user)
     if request.method == "POST" and request.POST.get(SHOW_TASK):
         # Without JavaScript: the form again, with the fields of the task chosen. It has
@@ -153,6 +144,8 @@ def _job_form(request: HttpRequest, job: Job | None) -> HttpResponse:
         text = _("Job “%(name)s” saved.") if job else _("Job “%(name)s” created.")
         messages.success(request, text % {"name": saved.name})
         return redirect("jobs:job_detail", job_id=saved.pk)
+    elif form.shell_refusal:
+        raise PermissionDenied(form.shell_refusal)
     return render(request, "jobs/job_form.html", {"section": "jobs", "form": form, "job": job})
 
 
@@ -211,7 +204,7 @@ def job_restore(request: HttpRequest, job_id: uuid.UUID, change_id: int) -> Http
     job = get_object_or_404(Job, pk=job_id)
     version = get_object_or_404(JobChange, pk=change_id, job_id=job.pk)
     if not job.may_restore(version, request.user):
-        raise PermissionDenied(_("Only users allowed to run shell commands may do this."))
+        raise PermissionDenied(gate.change_message())
     if not version.restorable:
         messages.error(request, _("This change has no version to restore."))
         return redirect("jobs:job_detail", job_id=job.pk)
@@ -261,11 +254,10 @@ def job_run(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     arguments = None
     with_arguments = bool(request.POST.get("with_arguments"))
-    shell_refused = needs_shell_permission(job) and not may_use_shell(request.user)
-    if with_arguments and shell_refused:
-        # A shell job's arguments, even for one run, are changed by users with
-        # jobs.use_shell only; the others run it as it is, with one click.
-        raise PermissionDenied(_("Only users allowed to run shell commands may do this."))
+    if with_arguments and not gate.may_change_arguments(request.user, job):
+        # Asked to run with other arguments (the form offers them none to fill in): a
+        # refusal, rather than a run with the job's own that they did not ask for.
+        raise PermissionDenied(gate.run_message())
     form = RunNowForm(job, request.POST, user=request.user)
     # Posted by the "run now" form of a job that has arguments to fill in; the one-click
     # button (and the list's) runs with the job's own.
@@ -280,7 +272,7 @@ def job_run(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
         if arguments is None:
             context = {"section": "jobs", "job": job, "run_form": form}
             return render(request, "jobs/job_run.html", context, status=400)
-    new_run = engine.run_now(job, arguments=arguments)
+    new_run = engine.run_now(job, arguments=arguments, user=request.user)
     messages.success(request, _will_run_message(job, new_run))
     return redirect(_next_url(request, reverse("jobs:job_detail", args=[job.pk])))
 
@@ -319,7 +311,7 @@ def job_toggle(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     active = bool(request.POST.get("active"))
     try:
-        job.set_active(active)
+        job.set_active(active, user=request.user)
     except ValidationError as exc:
         messages.error(request, _not_enabled_message(job, exc))
     else:
@@ -491,6 +483,11 @@ def _next_attempt(run: JobHistory) -> JobHistory | None:
 # not do what its button did not say.
 RETRY = "retry"  # the next attempt of a failed run (engine.retry_run, as the admin's)
 AGAIN = "again"  # a new run of the job, now, with this run's arguments (engine.run_now)
+OTHER_ARGUMENTS_REFUSED = _lazy(
+    "This run had other arguments than the job has now; only users allowed to run shell "
+    "commands (jobs.use_shell) may run it with them. Use Run now on the job's page to run "
+    "it with its own."
+)
 
 
 @require_POST
@@ -508,9 +505,12 @@ def run_again(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         return redirect(here)
     if how == RETRY:
         try:
-            new_run = engine.retry_run(run)
+            new_run = engine.retry_run(run, user=request.user)
         except engine.RetryRefused as refusal:
             messages.error(request, str(refusal))
+            return redirect(here)
+        except gate.ShellPermissionRequired:
+            messages.error(request, OTHER_ARGUMENTS_REFUSED)
             return redirect(here)
         messages.success(
             request,
@@ -522,15 +522,8 @@ def run_again(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     arguments = run.arguments
     if arguments is not None and arguments != job.arguments:
         # Other arguments than the job's own: the rules of "run now" with arguments.
-        if needs_shell_permission(job) and not may_use_shell(request.user):
-            messages.error(
-                request,
-                _(
-                    "This run had other arguments than the job has now; only users allowed "
-                    "to run shell commands may run it with them. Use Run now on the job's "
-                    "page to run it with its own."
-                ),
-            )
+        if gate.run_refusal(request.user, job, arguments):
+            messages.error(request, OTHER_ARGUMENTS_REFUSED)
             return redirect(here)
         try:
             arguments = job.run_arguments(arguments)
@@ -541,7 +534,11 @@ def run_again(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
                 % {"why": " ".join(error.messages)},
             )
             return redirect(here)
-    new_run = engine.run_now(job, arguments=arguments)
+    try:
+        new_run = engine.run_now(job, arguments=arguments, user=request.user)
+    except gate.ShellPermissionRequired:
+        messages.error(request, OTHER_ARGUMENTS_REFUSED)
+        return redirect(here)
     messages.success(request, _("“%(name)s” will run in a moment.") % {"name": job.name})
     return redirect("jobs:run_detail", run_id=new_run.pk)
 

@@ -11,6 +11,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from jobs import kinds
 from jobs.models import SCHEDULE_TYPE_FIELDS
 from jobs.pytasks import registry
 from jobs.schedules import arithmetic as schedules
@@ -85,13 +86,17 @@ class TimeZoneSelect(forms.Select):
 
 
 def mark_schedule_switch(fields: dict[str, forms.Field]) -> None:
-    """Tag a job form's fields for job_form.js: the switch, and what each field needs."""
+    """Tag a job form's fields for job_form.js: the switch, and what each field needs;
+    those some types do without are optional in the form."""
     if "schedule_type" not in fields:  # a read-only view of the job
         return
     fields["schedule_type"].widget.attrs["data-schedule-switch"] = ""
     for name, types in SCHEDULE_TYPE_FIELDS.items():
         if name in fields:
             fields[name].widget.attrs["data-schedule-types"] = " ".join(types)
+            # Hidden (so disabled, so not sent) for the other types: the model requires
+            # what the chosen type needs (Job.clean) and stores the rest empty.
+            fields[name].required = False
 
 
 # What a browser's datetime-local input sends (with or without seconds).
@@ -112,7 +117,8 @@ class LocalDateTimeInput(forms.DateTimeInput):
 # shows them for those only). The arguments' own fields sit in sections of the layout
 # that name their executor.
 EXECUTOR_FIELDS = {
-    "command": ("simulated", "command", "shell", "http"),
+    # The kinds whose form shows the command field (jobs.kinds).
+    "command": tuple(kind.value for kind in kinds.KINDS if kind.command_label),
     "task": ("python",),
     "sim_failure_rate": ("simulated",),
     "sim_min_seconds": ("simulated",),
@@ -125,9 +131,9 @@ def mark_executor_switch(fields: dict[str, forms.Field]) -> None:
     if "executor" not in fields:
         return
     fields["executor"].widget.attrs["data-executor-switch"] = ""
-    for name, kinds in EXECUTOR_FIELDS.items():
+    for name, values in EXECUTOR_FIELDS.items():
         if name in fields:
-            fields[name].widget.attrs["data-executor-kinds"] = " ".join(kinds)
+            fields[name].widget.attrs["data-executor-kinds"] = " ".join(values)
 
 
 class TaskSelect(forms.Select):

@@ -391,7 +391,7 @@ class Command(BaseCommand):
                 "ALLOWED_HOSTS": "testserver,localhost",
                 "PYTHONUNBUFFERED": "1",
             }
-            if len(env.get("SECRET_KEY", "")) < conf.setting("MIN_SECRET_KEY_LENGTH"):
+            if len(env.get("SECRET_KEY", "")) < conf.min_secret_key_length():
                 # DEBUG is off in the child, which refuses a short key; this one is
                 # thrown away with the database.
                 env["SECRET_KEY"] = secrets.token_urlsafe(50)

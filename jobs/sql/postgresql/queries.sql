@@ -230,7 +230,7 @@ SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
        j.sim_min_seconds, j.sim_max_seconds, j.executor,
        COALESCE(r.arguments, j.arguments), r.queue, r.priority,
-       r.worker, r.heartbeat_at, r.started_at
+       r.worker, r.heartbeat_at, r.started_at, r.process_host, r.process_group
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
  WHERE r.status = {running} AND r.heartbeat_at < %s
  ORDER BY r.heartbeat_at LIMIT %s
@@ -510,3 +510,16 @@ SELECT replace(CAST(id AS text), '-', ''), name, schedule_type, interval, interv
        CAST(EXTRACT(EPOCH FROM next_run_at) * 1000000 AS bigint),
        CAST(EXTRACT(EPOCH FROM scheduled_at) * 1000000 AS bigint)
   FROM {job_table}
+
+-- name: record_processes
+-- Where a running run's processes are (its host and process group), while its worker
+-- still runs it: the reaper kills what is left of them if the worker dies.
+-- params: host, group, key, worker
+UPDATE {run_table} SET process_host = %s, process_group = %s
+ WHERE id = %s AND worker = %s AND status = {running}
+
+-- name: append_run_log
+-- A line added to a run's log whatever its status (the reaper saying what it killed, a
+-- worker saying a task did not stop); its job's id.
+-- params: note, key
+UPDATE {run_table} SET log = log || %s WHERE id = %s RETURNING job_id

@@ -217,7 +217,8 @@ SELECT r.id, r.job_id, j.name, j.command, CAST(r.scheduled_for AS TEXT), r.attem
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
        j.sim_min_seconds, j.sim_max_seconds, j.executor,
        COALESCE(r.arguments, j.arguments), r.queue, r.priority,
-       r.worker, CAST(r.heartbeat_at AS TEXT), CAST(r.started_at AS TEXT)
+       r.worker, CAST(r.heartbeat_at AS TEXT), CAST(r.started_at AS TEXT),
+       r.process_host, r.process_group
   FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
  WHERE r.status = {running} AND r.heartbeat_at < %s
  ORDER BY r.heartbeat_at LIMIT %s
@@ -492,3 +493,16 @@ DELETE FROM {notification_table} WHERE run_id IN ({keys})
 SELECT id, name, schedule_type, interval, interval_unit, cron_expression, timezone,
        is_active, CAST(next_run_at AS TEXT), CAST(scheduled_at AS TEXT)
   FROM {job_table}
+
+-- name: record_processes
+-- Where a running run's processes are (its host and process group), while its worker
+-- still runs it: the reaper kills what is left of them if the worker dies.
+-- params: host, group, key, worker
+UPDATE {run_table} SET process_host = %s, process_group = %s
+ WHERE id = %s AND worker = %s AND status = {running}
+
+-- name: append_run_log
+-- A line added to a run's log whatever its status (the reaper saying what it killed, a
+-- worker saying a task did not stop); its job's id.
+-- params: note, key
+UPDATE {run_table} SET log = log || %s WHERE id = %s RETURNING job_id

@@ -1,0 +1,1 @@
+"""The vendor layer's tests: what every store must do, on every database."""
