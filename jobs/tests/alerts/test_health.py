@@ -22,8 +22,8 @@ from jobs.models import SchedulerAction, SchedulerEvent, SchedulerHealth, Schedu
 from jobs.runtime.scheduler import Scheduler
 from jobs.tests.api_helpers import webhook_server
 from jobs.tests.factories import NOW, make_job
-from jobs.tests.project.test_deploy_settings import ROOT, production_env, settings_in
 from jobs.tests.metrics.test_metrics import scrape
+from jobs.tests.project.test_deploy_settings import ROOT, production_env, settings_in
 
 pytestmark = pytest.mark.django_db
 

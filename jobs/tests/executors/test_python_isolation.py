@@ -20,9 +20,9 @@ from jobs import alerts, engine, metrics
 from jobs.executors import python as python_executor
 from jobs.models import Job, JobHistory, NotificationKind, RunStatus
 from jobs.runtime.scheduler import Scheduler
+from jobs.tests.executors.test_real_work_processes import alive
 from jobs.tests.factories import make_job
 from jobs.tests.processes import BASE_DIR, wait_until
-from jobs.tests.executors.test_real_work_processes import alive
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -29,8 +29,6 @@ from jobs.executors.processes import run_child
 from jobs.executors.shell import make_work_directory, remove_work_directory, work_directory
 from jobs.models import JobHistory, RunStatus
 from jobs.runtime.scheduler import Scheduler
-from jobs.tests.factories import make_job
-from jobs.tests.processes import scheduler, wait_until
 from jobs.tests.executors.test_real_work_processes import (
     REAL_WORK,
     alive,
@@ -38,6 +36,8 @@ from jobs.tests.executors.test_real_work_processes import (
     job_now,
     running,
 )
+from jobs.tests.factories import make_job
+from jobs.tests.processes import scheduler, wait_until
 
 pytestmark = [
     pytest.mark.processes,

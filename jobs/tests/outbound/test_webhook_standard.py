@@ -18,9 +18,9 @@ from jobs import alerts, engine
 from jobs.alerts import InlineDispatcher, Notice, health
 from jobs.models import NotificationKind
 from jobs.outbound import signing
+from jobs.tests.alerts.test_health import LIMIT, beat
 from jobs.tests.api_helpers import finish_run, webhook_server
 from jobs.tests.factories import make_job, make_run
-from jobs.tests.alerts.test_health import LIMIT, beat
 from jobs.tests.outbound.test_webhook_signing import documented_says_valid
 
 pytestmark = pytest.mark.django_db

@@ -23,8 +23,8 @@ from jobs.models import JobHistory, RunStatus, SchedulerHeartbeat
 from jobs.queues import status as queue_status
 from jobs.tests.api_helpers import token_client
 from jobs.tests.factories import NOW, make_job, make_run, make_user
-from jobs.tests.project.test_deploy_settings import ROOT, production_env, settings_in
 from jobs.tests.metrics.test_metrics import scrape
+from jobs.tests.project.test_deploy_settings import ROOT, production_env, settings_in
 
 pytestmark = pytest.mark.django_db
 
