@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import re
 import zoneinfo
 from datetime import datetime, tzinfo
 
@@ -82,6 +83,17 @@ def moment_text(moment: datetime, zone: tzinfo | None = None) -> str:
     django_format = moment_format()
     fast = _strftime_of(django_format)
     return local.strftime(fast) if fast is not None else dateformat.format(local, django_format)
+
+
+def dated_moment_text(moment: datetime, zone: tzinfo, django_format: str) -> str:
+    """`moment` in `zone` written with `django_format` (a preview's "D j M Y, H:i:s T"),
+    its "T" the abbreviation of that very moment. Django's own "T" is empty for a wall
+    time that happens twice (the first 02:30 of a clock going back); the moment's fold
+    says which of the two it is."""
+    local = timezone.localtime(moment, zone)
+    abbreviation = "".join(f"\\{char}" for char in (local.tzname() or ""))
+    escaped = re.sub(r"(?<!\\)T", lambda _match: abbreviation, django_format)
+    return dateformat.format(local, escaped)
 
 
 def with_zone_name(text: str, zone: tzinfo) -> str:

@@ -80,6 +80,11 @@ def _check_installed_and_public() -> None:
         page.status_code == 302 and page["Location"] == "/accounts/login/?next=/scheduler/jobs/",
         "an anonymous visitor is sent to the project's LOGIN_URL",
     )
+    login = anonymous.get(page["Location"])
+    check(
+        login.status_code == 200 and b'name="password"' in login.content,
+        "django.contrib.auth.urls' login page is served (the app's registration/login.html)",
+    )
     check(anonymous.get("/scheduler/healthz").status_code == 200, "/healthz is public")
     check(
         anonymous.get("/scheduler/api/v1/jobs/").status_code == 401,

@@ -35,7 +35,7 @@ from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from jobs.engine import overlap
-from jobs.models import OverlapPolicy, RunStatus
+from jobs.models import ExecutorKind, OverlapPolicy, RunStatus
 from jobs.runs import RunResult, RunTicket, new_key
 from jobs.sql.base import Operations, Store
 from jobs.sql.rows import ChainedRun, ChainLink, JobStatus
@@ -214,6 +214,17 @@ def _decide(
     return starts, decided
 
 
+def _arguments(ops: Operations, start: _Start) -> object:
+    """The arguments a chained run keeps, as the scheduler's runs do: its job's as they
+    are now, for a run that will run (none for a simulated job, nor for a skipped run)."""
+    target = start.target
+    if start.status != _PENDING or target.executor == ExecutorKind.SIMULATED:
+        return None
+    if isinstance(target.arguments, str):  # JSON text as SQLite gave it
+        return target.arguments
+    return ops.store.adapt_json(target.arguments)
+
+
 def _insert(ops: Operations, starts: list[_Start], now: datetime) -> list[_Start]:
     """Insert the runs, each at the first free microsecond from its time; the ones
     inserted (with the time each got)."""
@@ -235,6 +246,7 @@ def _insert(ops: Operations, starts: list[_Start], now: datetime) -> list[_Start
                 start.cause.run_key,
                 start.target.queue,
                 start.target.priority,
+                _arguments(ops, start),
             )
             for start in waiting
         ]

@@ -33,6 +33,7 @@ from django.utils.translation import pgettext
 
 from jobs import conf
 from jobs.models import Job, ScheduleType
+from jobs.models.scheduler import PauseWindow
 from jobs.schedules import density
 from jobs.sql import store
 from jobs.sql.rows import TimelineJob
@@ -106,17 +107,30 @@ class Timeline:
     edges: list[int]  # bucket boundaries, microseconds since the epoch (len(buckets) + 1)
     entries: list[tuple]  # Entry-shaped: every job, busiest first, disabled ones last
     disabled: int  # how many of them are disabled
+    # While the scheduler is paused: when it resumes (the window's end for a pause with
+    # no end). Nothing runs on its schedule before then, so nothing is counted there.
+    resumes_at: datetime | None = None
 
     def rows(self, entries: Sequence[tuple]) -> list[Row]:
         """The page's rows (items of `entries`), counted bucket by bucket."""
         read_micros = store().read_micros
+        edges = self.counted_edges
         rows = []
         for item in entries:
             entry = Entry(*item)
             raw = entry.row
             job = TimelineJob(*raw[:8], read_micros(raw[8]), read_micros(raw[9]))
-            rows.append(Row(_job(job), entry.total, _counts(job, self.edges)))
+            rows.append(Row(_job(job), entry.total, _counts(job, edges)))
         return rows
+
+    @cached_property
+    def counted_edges(self) -> list[int]:
+        """The bucket boundaries, none before the scheduler resumes: the buckets of the
+        pause are empty, and the one it ends in counts from the resumption only."""
+        if self.resumes_at is None:
+            return self.edges
+        since = density.micros(self.resumes_at)
+        return [edge if edge > since else since for edge in self.edges]
 
     @cached_property
     def escaped_titles(self) -> list[str]:
@@ -129,13 +143,21 @@ class Timeline:
         return " ".join(f"{bucket.weight:.4g}fr" for bucket in self.buckets)
 
 
-def timeline(now: datetime, span: Span, zone: ZoneInfo) -> Timeline:
+def timeline(
+    now: datetime, span: Span, zone: ZoneInfo, *, paused: PauseWindow | None = None
+) -> Timeline:
     """Every job's occurrences in [now, now + span.length), in order, the buckets in the
-    viewer's zone `zone`."""
+    viewer's zone `zone`. While the scheduler is `paused`, only those from when it
+    resumes (none for a pause with no end)."""
     buckets = _buckets(now, span, zone)
     edges = [density.micros(bucket.start) for bucket in buckets]
     edges.append(density.micros(buckets[-1].end))
+    resumes_at = None
+    if paused is not None:
+        resumes_at = min(paused.paused_until or buckets[-1].end, buckets[-1].end)
     low, high = edges[0], edges[-1]
+    if resumes_at is not None:
+        low = max(low, density.micros(resumes_at))
     with store().reading() as ops:
         jobs = ops.timeline_jobs()
         read_micros = ops.store.read_micros
@@ -179,6 +201,7 @@ def timeline(now: datetime, span: Span, zone: ZoneInfo) -> Timeline:
         edges=edges,
         entries=ranked,
         disabled=disabled,
+        resumes_at=resumes_at,
     )
 
 

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -111,7 +111,11 @@ def acting(user: Any = None, channel: str = Channel.COMMAND, name: str = "") -> 
 
 
 def json_value(value: Any) -> Any:
-    """A field's value as JSON holds it: datetimes as ISO strings, UUIDs as strings."""
+    """A field's value as JSON holds it: datetimes as ISO strings (an aware one in UTC, as
+    the database gives it back: the same instant written from another zone's form is the
+    same version), UUIDs as strings."""
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return value.astimezone(UTC).isoformat()
     if isinstance(value, datetime | date | time):
         return value.isoformat()
     if isinstance(value, uuid.UUID | Decimal):

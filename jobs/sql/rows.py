@@ -235,6 +235,8 @@ class ChainLink(NamedTuple):
     overlap_policy: str
     queue: str  # copied onto the run it starts, with the priority
     priority: int
+    executor: str
+    arguments: object  # the job's arguments as the database gave them (JSON text)
 
 
 class ChainedRun(NamedTuple):
@@ -251,6 +253,7 @@ class ChainedRun(NamedTuple):
     caused_by: str  # the key of the run that started it
     queue: str  # the started job's
     priority: int
+    arguments: object  # JSON text; NULL for simulated and skipped runs
 
 
 class QueueRoom(NamedTuple):

@@ -14,15 +14,15 @@ from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.utils import timezone
 from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import mark_safe
+from django.utils.translation import get_language, ngettext, pgettext
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
 
 from jobs import conf, times
 from jobs.access import masking
 from jobs.access.masking import may_see_secrets, shown_target
 from jobs.forecasts import upcoming
 from jobs.models import JobState, RunStatus, ScheduleType
-from jobs.web import context_processors
+from jobs.web import context_processors, languages
 
 register = template.Library()
 
@@ -132,8 +132,10 @@ def simulation_text(job: Any) -> str:
         fails = _("every run fails")
     else:
         fails = _("%(percent)s %% of runs fail") % {"percent": _number(rate * 100)}
+    # Joined as the language writes it: Japanese puts no space before its "(default)".
+    with_default = pgettext("a value and “(default)” after it", "%(value)s %(default)s")
     if job.sim_failure_rate is None:
-        fails = f"{fails} {default}"
+        fails = with_default % {"value": fails, "default": default}
     shortest, longest = effective.min_seconds, effective.max_seconds
     if longest == shortest:
         takes = _("each takes %(seconds)s s") % {"seconds": _number(shortest)}
@@ -143,7 +145,7 @@ def simulation_text(job: Any) -> str:
             "longest": _number(longest),
         }
     if job.sim_min_seconds is None or job.sim_max_seconds is None:
-        takes = f"{takes} {default}"
+        takes = with_default % {"value": takes, "default": default}
     return _("%(fails)s, %(takes)s") % {"fails": fails, "takes": takes}
 
 
@@ -156,6 +158,17 @@ def status_badge(status: str) -> str:
         status,
         RunStatus(status).label,
     )
+
+
+# Django's "4 weeks, 2 days from now" joins its parts with ", " in every language; Japanese
+# writes them together ("4週間2日後"). Django's own catalogue cannot say "nothing".
+PARTS_JOINED = {"ja": ""}
+
+
+def _relative(moment: datetime) -> str:
+    text = str(naturaltime(moment))
+    joiner = PARTS_JOINED.get((get_language() or "").split("-")[0])
+    return text if joiner is None else text.replace(", ", joiner)
 
 
 @register.simple_tag
@@ -182,7 +195,7 @@ def when(moment: datetime | None, empty: str = "", job_zone: str = "") -> str:
         '<small class="text-body-secondary text-nowrap">{}</small>{}',
         timezone.localtime(moment, viewer).isoformat(timespec="seconds"),
         times.with_zone_name(text, viewer),
-        naturaltime(moment),
+        _relative(moment),
         text,
         in_job_zone,
     )
@@ -203,6 +216,14 @@ def moment_in(value: datetime | None, zone: str) -> str:
     if value is None:
         return ""
     return times.full_moment_text(value, times.zone_named(zone))
+
+
+@register.simple_tag
+def moment_as(value: datetime, django_format: str, zone_name: str = "") -> str:
+    """The schedule preview's moments: `value` with `django_format`, in the zone named
+    (the viewer's when none), its abbreviation right for a wall time that happens twice."""
+    zone = times.zone_named(zone_name) or timezone.get_current_timezone()
+    return times.dated_moment_text(value, zone, django_format)
 
 
 @register.simple_tag
@@ -430,3 +451,9 @@ def bootstrap_form(context: template.Context, form: Any) -> str:
     node = CrispyFormNode("form", "helper", template_pack=CRISPY_PACK)
     with context.push(form=form, helper=helper):
         return node.render(context)
+
+
+@register.simple_tag
+def language_choices(current: str) -> list[languages.LanguageChoice]:
+    """The header switch's languages: the app's that the project offers (jobs/web/languages.py)."""
+    return languages.switch_choices(current)

@@ -1,5 +1,6 @@
 """A project's URLconf as docs/host-project.md shows it: the app under a prefix of its own,
-beside the admin, a view of the project's own that changes a job, and pages of the
+beside the admin, Django's login pages (django.contrib.auth.urls)
+and language switch, a view of the project's own that changes a job, and pages of the
 project's own named as the app's are (dashboard, job_list, history), listed after the
 app's include so that an un-namespaced name would reverse to them
 (jobs/tests/project/test_host_project.py)."""
@@ -30,6 +31,8 @@ def own_page(request: HttpRequest) -> HttpResponse:
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("i18n/", include("django.conf.urls.i18n")),
     path("own/<uuid:job_id>/disable/", disable_job),
     path(PREFIX.strip("/") + "/", include("jobs.urls")),
     # Django reverses a name to the last pattern that has it: these would win.

@@ -84,6 +84,22 @@ def offered_executors(user: object, current: str | None = None) -> list[tuple[st
     ]
 
 
+def missing_shell_hint(user: Any, offered: set[str]) -> str:
+    """Why "Shell command" is not in the executor list, for staff (who can change that);
+    "" when it is listed, or for other users, to whom the setting means nothing."""
+    if ExecutorKind.SHELL in offered or not getattr(user, "is_staff", False):
+        return ""
+    if not shell_enabled():
+        return gettext(
+            "Shell commands are switched off on this site: JOBS_SHELL_ENABLED=true switches "
+            "them on."
+        )
+    return gettext(
+        "Shell commands are on, but only for users with the permission “Can create or "
+        "change jobs that run shell commands” (jobs.use_shell)."
+    )
+
+
 def task_choices(current: str = "") -> list[tuple[str, str]]:
     """The registered tasks, "name: description"; the job's task too when it is gone."""
     tasks = registry.registered_tasks()
@@ -316,6 +332,7 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
         self.arguments_reported = False  # set by clean()
         # For jobs/_command_help.html.
         self.shell_offered = ExecutorKind.SHELL in offered
+        self.fields["executor"].help_text = missing_shell_hint(user, offered)
         self.management_commands = allowed_commands()
 
         # Read by jobs/static/jobs/job_form.js, which shows only the chosen schedule's

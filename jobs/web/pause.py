@@ -92,7 +92,7 @@ def scheduler_pause(request: HttpRequest) -> HttpResponse:
                 for message in errors:
                     form.add_error(field, message)
         else:
-            messages.success(request, _("The scheduler is paused: nothing is claimed now."))
+            # No message: the banner every page shows from now on says it, with who and until.
             return redirect(_next_url(request, reverse("jobs:scheduler")))
     return _page(request, form)
 

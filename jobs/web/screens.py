@@ -8,6 +8,8 @@ with a full-page redirect, see below) before it reads anything. Each also:
 - refuses a request holding a NUL byte (400), as RejectNulMiddleware does site-wide;
 - checks the CSRF token of a POST even without CsrfViewMiddleware (csrf_protect does
   nothing more when the middleware has already checked it);
+- shows the page in the language chosen with the header's switch (set_language's
+  cookie) when the project runs no LocaleMiddleware to apply it;
 - shows times in the browser's zone when it sent one (the `tz` cookie app.js writes),
   else in whatever zone the project activated (its TIME_ZONE by default), and names
   that zone to htmx (X-Time-Zone), for the header's label;
@@ -32,7 +34,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import resolve_url
 from django.template.response import SimpleTemplateResponse
 from django.urls import URLPattern, URLResolver
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.views.decorators.csrf import csrf_protect
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
@@ -40,6 +42,7 @@ from django_htmx.middleware import HtmxDetails
 from jobs import times
 from jobs.models import Channel
 from jobs.models.changes import acting
+from jobs.web.languages import chosen_language
 from jobs.web.middleware import request_has_nul, zone_from_request
 
 ViewFunction = Callable[..., HttpResponse]
@@ -79,6 +82,17 @@ def browser_zone(request: HttpRequest) -> Iterator[None]:
         yield
 
 
+@contextmanager
+def chosen_language_active(request: HttpRequest) -> Iterator[None]:
+    """The language chosen with the switch while the view runs (see chosen_language)."""
+    code = chosen_language(request)
+    if code is None:
+        yield
+        return
+    with translation.override(code):
+        yield
+
+
 def rendered(response: HttpResponse) -> HttpResponse:
     """A TemplateResponse (the admin's pages) rendered now, while the zone and the actor
     are set: its times and its masking of secrets depend on them."""
@@ -103,7 +117,11 @@ def screen(view: ViewFunction) -> ViewFunction:
             request.htmx = HtmxDetails(request)  # type: ignore[attr-defined]
         if not public and not request.user.is_authenticated:
             return login_page_redirect(request)
-        with browser_zone(request), acting(request.user, Channel.DASHBOARD):
+        with (
+            chosen_language_active(request),
+            browser_zone(request),
+            acting(request.user, Channel.DASHBOARD),
+        ):
             response = rendered(checked(request, *args, **kwargs))
             if request.htmx:  # type: ignore[attr-defined]
                 # The zone of this fragment's times, for the header's label (app.js).

@@ -19,10 +19,11 @@ from django.contrib.auth.decorators import login_not_required, permission_requir
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db import DatabaseError, connection
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
@@ -43,8 +44,8 @@ from jobs.models import NAME_MAX_LENGTH, Job, JobChange, JobHistory, RunStatus, 
 from jobs.models.chains import CHAIN_FIELDS, chain_links
 from jobs.web import chains as chain_fields
 from jobs.web import changes as job_changes
+from jobs.web import context_processors, listing
 from jobs.web import dashboard as dashboard_data
-from jobs.web import listing
 from jobs.web.forms import (
     SHOW_TASK,
     HistoryFilterForm,
@@ -271,9 +272,20 @@ def job_run(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
         if arguments is None:
             context = {"section": "jobs", "job": job, "run_form": form}
             return render(request, "jobs/job_run.html", context, status=400)
-    engine.run_now(job, arguments=arguments, user=request.user)
-    messages.success(request, _("“%(name)s” will run in a moment.") % {"name": job.name})
+    new_run = engine.run_now(job, arguments=arguments, user=request.user)
+    messages.success(request, _will_run_message(job, new_run))
     return redirect(_next_url(request, reverse("jobs:job_detail", args=[job.pk])))
+
+
+def _will_run_message(job: Job, run: JobHistory) -> str:
+    """ "“name” will run in a moment.", linking the run it made: its live log is where
+    one looks next. Escaped here (the message is shown as HTML)."""
+    return format_html(
+        '{} <a href="{}" class="alert-link" data-run-link>{}</a>',
+        _("“%(name)s” will run in a moment.") % {"name": job.name},
+        reverse("jobs:run_detail", args=[run.pk]),
+        _("See the run"),
+    )
 
 
 def _not_enabled_message(job: Job, refusal: ValidationError) -> str:
@@ -328,6 +340,10 @@ def schedule_preview(request: HttpRequest) -> HttpResponse:
     form = SchedulePreviewForm(request.GET)
     result = None
     errors: dict
+    if base is None and _nothing_typed(request.GET):
+        # A new job's empty form: a neutral line, not a warning before anything is typed.
+        context = {"empty": True, "viewer_zone": timezone.get_current_timezone_name()}
+        return render(request, "jobs/_schedule_preview.html", context)
     if base is not None and base.code_fields.issuperset(preview.PREVIEW_FIELDS):
         # Declared in code: its form's schedule fields are disabled, so none is sent.
         result = preview.preview(preview.schedule_job({}, base))
@@ -345,6 +361,20 @@ def schedule_preview(request: HttpRequest) -> HttpResponse:
     return render(request, "jobs/_schedule_preview.html", context)
 
 
+# The inputs that make each kind of schedule: while all of them are blank, nothing has
+# been typed yet (the unit and the zone have defaults of their own).
+SCHEDULE_INPUTS = {
+    ScheduleType.INTERVAL: ("interval",),
+    ScheduleType.CRON: ("cron_expression",),
+    ScheduleType.ONCE: ("scheduled_at", "scheduled_at_0", "scheduled_at_1"),
+}
+
+
+def _nothing_typed(values: QueryDict) -> bool:
+    inputs = SCHEDULE_INPUTS.get(values.get("schedule_type") or ScheduleType.INTERVAL, ())
+    return all(not values.get(name, "").strip() for name in inputs)
+
+
 @require_GET
 @needs(VIEW_JOB)
 def upcoming_page(request: HttpRequest) -> HttpResponse:
@@ -352,7 +382,13 @@ def upcoming_page(request: HttpRequest) -> HttpResponse:
     as density strips (jobs/forecasts/upcoming.py)."""
     choices = UpcomingForm(request.GET)
     span = choices.chosen_span()
-    timeline = upcoming.timeline(timezone.now(), span, timezone.get_current_timezone())
+    pause = context_processors.current_pause(request)
+    timeline = upcoming.timeline(
+        timezone.now(),
+        span,
+        timezone.get_current_timezone(),
+        paused=pause.window if pause is not None else None,
+    )
     page = Paginator(timeline.entries, JOBS_PER_PAGE).get_page(request.GET.get("page"))
     rows = timeline.rows(page.object_list)
     context = {

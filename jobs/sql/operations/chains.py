@@ -29,12 +29,20 @@ class ChainOperations(OperationsCore):
         read_key = self.store.read_key
         links = []
         for chunk in chunks(job_keys, ROWS_PER_STATEMENT // 2):
-            for on_status, source, key, name, active, policy, queue, priority in self._execute(
-                "chained_jobs", [*chunk, *chunk], len(chunk)
-            ).fetchall():
-                source, key = read_key(source), read_key(key)
+            for row in self._execute("chained_jobs", [*chunk, *chunk], len(chunk)).fetchall():
+                on_status, source, key, name, active, policy, queue, priority, *rest = row
                 links.append(
-                    ChainLink(on_status, source, key, name, bool(active), policy, queue, priority)
+                    ChainLink(
+                        on_status,
+                        read_key(source),
+                        read_key(key),
+                        name,
+                        bool(active),
+                        policy,
+                        queue,
+                        priority,
+                        *rest,
+                    )
                 )
         return links
 
@@ -58,6 +66,7 @@ class ChainOperations(OperationsCore):
                     run.caused_by,
                     run.queue,
                     run.priority,
+                    run.arguments,
                 )
             rows = self._execute("insert_chained_runs", params, len(chunk)).fetchall()
             inserted.update(read_key(row[0]) for row in rows)

@@ -463,7 +463,7 @@ SELECT from_job_id FROM {on_failure_table} WHERE from_job_id IN ({keys})
 -- which a claim's update of next_run_at does not wait for) until the runs are inserted.
 -- params: keys, keys
 SELECT c.kind, c.from_job_id, j.id, j.name, j.is_active, j.overlap_policy, j.queue,
-       j.priority
+       j.priority, j.executor, j.arguments
   FROM (SELECT {success} AS kind, from_job_id, to_job_id FROM {on_success_table}
          WHERE from_job_id IN ({keys})
         UNION ALL
@@ -475,10 +475,13 @@ SELECT c.kind, c.from_job_id, j.id, j.name, j.is_active, j.overlap_policy, j.que
 -- name: insert_chained_runs
 -- Runs a chain starts: pending, or skipped by their job's overlap policy, each linked
 -- to the run that caused it. A row whose (job, scheduled_for, attempt) is taken inserts
--- nothing (the engine moves it by a microsecond and inserts it again).
--- rows: (%s, %s, %s, 1, %s, {chain}, %s, %s, '', %s, %s, %s, %s, %s)
+-- nothing (the engine moves it by a microsecond and inserts it again). A pending run
+-- keeps the arguments it will run with, its job's (NULL for a simulated one), as JSON
+-- text cast here.
+-- rows: (%s, %s, %s, 1, %s, {chain}, %s, %s, '', %s, %s, %s, %s, %s, %s::jsonb)
 INSERT INTO {run_table} (id, job_id, scheduled_for, attempt, status, trigger, not_before,
-                         log, worker, created_at, finished_at, caused_by_id, queue, priority)
+                         log, worker, created_at, finished_at, caused_by_id, queue, priority,
+                         arguments)
 VALUES {rows}
 ON CONFLICT DO NOTHING RETURNING id
 

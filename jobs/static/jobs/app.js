@@ -4,6 +4,9 @@
 // Tell the server the browser's time zone, so that it shows dates and times in it
 // (jobs.web.middleware.zone_from_request validates the name). From the next request on:
 // the live parts' next refresh, whose zone the listener below then names in the header.
+// On a browser's first page (no cookie yet) drawn in another zone (the page's
+// <meta name="time-zone">), the page is drawn again at once, in the browser's zone: only
+// once, since the cookie is then set, and only if the browser keeps it.
 (function rememberTimeZone() {
   let zone;
   try {
@@ -17,6 +20,11 @@
   const current = document.cookie.split("; ").find((item) => item.startsWith("tz="));
   if (current !== "tz=" + zone) {
     document.cookie = "tz=" + zone + "; path=/; max-age=31536000; samesite=lax";
+  }
+  const drawnIn = document.querySelector('meta[name="time-zone"]');
+  const kept = document.cookie.split("; ").includes("tz=" + zone);
+  if (current === undefined && kept && drawnIn && drawnIn.content !== zone) {
+    window.location.reload();
   }
 })();
 

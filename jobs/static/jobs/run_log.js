@@ -1,7 +1,15 @@
 // A run's page while the run runs: htmx replaces its live part (#run-live) at every
 // poll. Keep the reader's place in the log: following the end if they were at the end,
-// where they were otherwise.
+// where they were otherwise. A page opened while the run runs starts at the log's end,
+// its newest line: what one opens a running run's page to see.
 "use strict";
+
+(function startAtTheEnd() {
+  const log = document.getElementById("run-log");
+  if (log && document.getElementById("log-live")) {
+    log.scrollTop = log.scrollHeight;
+  }
+})();
 
 (function keepLogPosition() {
   let kept = null;

@@ -368,3 +368,18 @@ def test_chained_runs_go_through_huey_too(make_job, clock, instant):
     run = JobHistory.objects.get(job=report)
     assert (run.status, run.trigger) == (RunStatus.SUCCESS, Trigger.CHAIN)
     assert run.dispatched_at is not None
+
+
+def test_a_chained_run_keeps_the_arguments_of_its_job_as_a_scheduled_run_does(clock):
+    report = make_job(
+        name="report",
+        executor="python",
+        command="jobs.example_tasks.say_hello",
+        arguments={"name": "Ada", "times": 2},
+    )
+    simulated = make_job(name="simulated")
+    backup = chain(make_job(name="backup"), on_success=[report, simulated])
+    finish((running(backup), True))
+    runs = {run.job.name: run for run in chained()}
+    assert runs["report"].arguments == {"name": "Ada", "times": 2}
+    assert runs["simulated"].arguments is None  # as a simulated job's scheduled runs

@@ -700,3 +700,18 @@ def test_the_changes_are_in_japanese_too(root) -> None:
         # The request left Japanese active in this thread: later tests expect English.
         translation.activate(django_settings.LANGUAGE_CODE)
     assert "変更履歴" in page and "作成" in page and "システム" in page
+
+
+def test_a_once_job_made_in_another_zone_is_its_current_version_with_nothing_to_restore(
+    operator,
+) -> None:
+    """The version records the instant: 03:00+01:00 from a browser in Paris is the
+    02:00+00:00 the job reads back, so its only version is the current one."""
+    from zoneinfo import ZoneInfo
+
+    paris = (NOW + timedelta(days=30)).astimezone(ZoneInfo("Europe/Paris"))
+    job = make_job(name="once", schedule_type=ScheduleType.ONCE, scheduled_at=paris)
+    [created] = changes_of(job.pk)
+    assert created.snapshot["scheduled_at"] == (NOW + timedelta(days=30)).isoformat()
+    page = client_of(operator).get(reverse("jobs:job_detail", args=[job.pk])).text
+    assert "Restore this version" not in page

@@ -62,9 +62,10 @@ OPEN_REST_FRAMEWORK = {
 }
 
 # What a page may link to: the app under the prefix, static files, itself ("?page=2"),
-# and the project's admin (where the project put it) for staff.
+# and the project's admin (where the project put it) for staff, its log-out and its
+# language switch.
 LINK = re.compile(r'\b(?:href|src|action|hx-get|hx-post|data-[a-z-]*url)="([^"]*)"')
-ALLOWED = (PREFIX, "/static/", "?", "#", "data:", "/admin/")
+ALLOWED = (PREFIX, "/static/", "?", "#", "data:", "/admin/", "/accounts/", "/i18n/")
 
 
 @pytest.fixture
@@ -251,3 +252,80 @@ def test_the_actor_middleware_names_the_user_of_the_projects_own_views(host, mid
     assert client.post(f"/own/{job.pk}/disable/").status_code == 200
     change = JobChange.objects.filter(job_id=job.pk).latest("created_at")
     assert (change.action, change.channel, change.username) == ("disable", *recorded)
+
+
+@pytest.fixture
+def startproject_languages(host):  # type: ignore[no-untyped-def]
+    """startproject's language settings: Django's whole LANGUAGES, LANGUAGE_CODE en-us."""
+    from django.conf import global_settings
+
+    host.LANGUAGES = global_settings.LANGUAGES
+    host.LANGUAGE_CODE = "en-us"
+    return host
+
+
+def test_a_visitor_logs_in_through_django_s_auth_urls_and_lands_on_the_screen(host):
+    make_user("root", superuser=True, password="a long pass phrase")
+    client = Client()
+    sent = client.get(reverse("jobs:job_list"))
+    assert sent.status_code == 302
+    assert sent["Location"] == f"/accounts/login/?next={PREFIX}jobs/"
+    page = client.get(sent["Location"])
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'name="username"' in html and 'name="password"' in html
+    assert f'name="next" value="{PREFIX}jobs/"' in html
+    # Django's own auth URLs have no password-reset templates of the app's to need.
+    assert "/accounts/password_reset/" in html
+    logged_in = client.post(
+        sent["Location"],
+        {"username": "root", "password": "a long pass phrase", "next": f"{PREFIX}jobs/"},
+    )
+    assert logged_in.status_code == 302 and logged_in["Location"] == f"{PREFIX}jobs/"
+    assert client.get(logged_in["Location"]).status_code == 200
+
+
+def test_a_wrong_password_on_the_host_s_login_page_says_so_and_logs_nobody_in(host):
+    make_user("root", superuser=True, password="a long pass phrase")
+    client = Client()
+    page = client.post("/accounts/login/", {"username": "root", "password": "wrong"})
+    assert page.status_code == 200
+    assert "Please enter a correct" in page.content.decode()
+    assert client.get(reverse("jobs:job_list")).status_code == 302
+
+
+def _switch(html: str) -> list[tuple[str, bool]]:
+    select = html[html.index('<select name="language"') : html.index("</select>")]
+    return [
+        (code, bool(selected))
+        for code, selected in re.findall(r'<option value="([^"]+)"[^>]*?( selected)?>', select)
+    ]
+
+
+def test_the_language_switch_offers_the_app_s_languages_with_en_us_as_english(
+    startproject_languages,
+):
+    client = Client()
+    client.force_login(make_user("root", superuser=True))
+    html = client.get(reverse("jobs:dashboard")).content.decode()
+    assert _switch(html) == [("en", True), ("ja", False)]
+    assert ">English</option>" in html and "Afrikaans" not in html
+
+
+def test_the_language_switch_works_without_locale_middleware(startproject_languages):
+    client = Client()
+    client.force_login(make_user("root", superuser=True))
+    chosen = client.post("/i18n/setlang/", {"language": "ja", "next": reverse("jobs:job_list")})
+    assert chosen.status_code == 302
+    html = client.get(reverse("jobs:job_list")).content.decode()
+    assert '<html lang="ja">' in html
+    assert _switch(html) == [("en", False), ("ja", True)]
+    client.post("/i18n/setlang/", {"language": "en", "next": "/"})
+    assert '<html lang="en">' in client.get(reverse("jobs:job_list")).content.decode()
+
+
+def test_no_switch_when_the_project_offers_one_of_the_app_s_languages_only(host):
+    host.LANGUAGES = [("en-us", "English"), ("fr", "French")]
+    client = Client()
+    client.force_login(make_user("root", superuser=True))
+    assert 'name="language"' not in client.get(reverse("jobs:dashboard")).content.decode()

@@ -122,6 +122,10 @@ def test_the_dashboard_pauses_and_resumes_with_the_permission(job_admin, clock):
     page = job_admin.get("/scheduler/")
     assert 'data-state="paused"' in page.text
     assert 'data-action="pause"' in page.text  # the record, on the page
+    # One message says it is paused: the banner, with no flash repeating it.
+    assert 'id="scheduler-banner"' in page.text
+    assert "nothing is claimed now" not in page.text
+    assert 'class="alert alert-success' not in page.text
 
     back = job_admin.post(reverse("jobs:scheduler_resume"), {"next": "/jobs/"})
     assert back["Location"] == "/jobs/"

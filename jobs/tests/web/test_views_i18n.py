@@ -10,7 +10,7 @@ from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.test import Client
 from django.utils import translation
 
-from jobs.models import ScheduleType
+from jobs.models import Job, ScheduleType
 from jobs.templatetags.jobs_ui import duration
 from jobs.tests.factories import NOW, make_job
 from jobs.web.middleware import TIMEZONE_COOKIE
@@ -123,3 +123,32 @@ def test_pages_load_scripts_and_styles_only_from_this_site(signed_in: Client) ->
     assert "/static/jobs/vendor/bootstrap/bootstrap.bundle.min.js" in text
     assert "/static/django_htmx/htmx" in text
     assert "http://" not in text and "https://" not in text and 'src="//' not in text
+
+
+@time_machine.travel(NOW, tick=False)
+def test_the_japanese_strings_read_as_a_native_reader_writes_them(signed_in: Client) -> None:
+    """The wording of the newcomer review's table: one style for numbers and units (no
+    space between them), full-width punctuation, and one word for one thing."""
+    from jobs import engine
+
+    signed_in.post("/i18n/setlang/", {"language": "ja", "next": "/"})
+    make_job(name="later", interval=30, interval_unit="day")
+    engine.pause(until=NOW + timedelta(hours=1), note="upgrade")
+    dashboard = signed_in.get("/").text
+    assert "から" in dashboard and "まで一時停止しています。" in dashboard
+    assert "メモ：「upgrade」" in dashboard and "“upgrade”" not in dashboard  # noqa: RUF001
+    assert "一時停止中です：</strong>再開されるまで" in dashboard  # noqa: RUF001
+    assert "終了した実行に占める割合" in dashboard
+    assert "実行待ち0件" in dashboard and "キャンセル<span" in dashboard
+    jobs = signed_in.get("/jobs/").text
+    assert "4週間2日後" in jobs and "週間, " not in jobs
+    assert "選択したジョブ：" in jobs and "選択を有効化" not in jobs  # noqa: RUF001
+    history = signed_in.get("/history/").text
+    assert "期間（から）" in history and "期間（まで）" in history  # noqa: RUF001
+    upcoming = signed_in.get("/upcoming/").text
+    assert "今後24時間に" in upcoming
+    assert "（まとめて1回実行、または実行しない）" in upcoming  # noqa: RUF001
+    form = signed_in.get("/jobs/new/").text
+    assert "停止中に逃した回の扱い" in form and "停止後の扱い" not in form
+    assert "失敗した実行をやり直す回数です。" in form
+    assert "20%が失敗（既定）" in signed_in.get(f"/jobs/{Job.objects.get().pk}/").text  # noqa: RUF001

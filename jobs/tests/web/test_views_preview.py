@@ -37,8 +37,8 @@ def test_a_cron_schedule_in_berlin_in_the_jobs_zone_and_the_viewers(
     assert len(_times(html)) == 10
     assert _times(html)[0] == "2026-03-29T01:00:00Z"
     assert "In Europe/Berlin" in html and "Your time (Asia/Tokyo)" in html
-    assert "Sun 29 Mar 2026, 03:00 CEST" in html  # the job's zone
-    assert "Sun 29 Mar 2026, 10:00 JST" in html  # the viewer's
+    assert "Sun 29 Mar 2026, 03:00:00 CEST" in html  # the job's zone
+    assert "Sun 29 Mar 2026, 10:00:00 JST" in html  # the viewer's
     assert "02:30 does not exist on 29 March 2026: runs at 03:00 CEST" in html
 
 
@@ -122,3 +122,52 @@ def test_the_preview_needs_view_job_only() -> None:
     assert nobody.get(URL, params).status_code == 403
     assert viewer.get(URL, params).status_code == 200
     assert viewer.post(URL, params).status_code == 405
+
+
+def test_an_every_30_seconds_preview_writes_each_run_to_its_second(  # type: ignore[no-untyped-def]
+    signed_in: Client, clock
+) -> None:
+    clock.move_to(datetime(2026, 12, 1, 23, 15, 49, tzinfo=UTC))
+    html = signed_in.get(
+        URL, {"schedule_type": "interval", "interval": "30", "interval_unit": "second"}
+    ).text
+    shown = re.findall(r"<time [^>]*>([^<]+)</time>", html)
+    assert shown[:3] == [
+        "Tue 1 Dec 2026, 23:16:19 UTC",
+        "Tue 1 Dec 2026, 23:16:49 UTC",
+        "Tue 1 Dec 2026, 23:17:19 UTC",
+    ]
+    assert len(set(shown)) == len(shown)
+
+
+def test_the_first_of_two_ambiguous_times_keeps_its_zone_in_both_columns(  # type: ignore[no-untyped-def]
+    client: Client, user, clock
+) -> None:
+    clock.move_to(datetime(2027, 10, 30, 12, 0, tzinfo=UTC))
+    client.force_login(user)  # a session of today's
+    signed_in = client
+    signed_in.cookies["tz"] = "Europe/Paris"
+    html = signed_in.get(
+        URL,
+        {"schedule_type": "cron", "cron_expression": "30 2 * * *", "timezone": "Europe/Berlin"},
+    ).text
+    first = html[html.index('<tr data-at="2027-10-31T00:30:00Z">') :].split("</tr>")[0]
+    assert first.count("Sun 31 Oct 2027, 02:30:00 CEST") == 2, first
+
+
+def test_a_new_job_s_empty_form_asks_for_a_schedule_without_a_warning(signed_in: Client) -> None:
+    for values in (
+        {},
+        {"schedule_type": "interval", "interval": "", "interval_unit": ""},
+        {"schedule_type": "cron", "cron_expression": " ", "timezone": ""},
+        {"schedule_type": "once", "scheduled_at": ""},
+    ):
+        html = signed_in.get(URL, values).text
+        assert "Fill in the schedule to see its next runs." in html, values
+        assert "cannot be saved" not in html, values
+
+
+def test_a_schedule_typed_wrong_still_gets_its_messages(signed_in: Client) -> None:
+    html = signed_in.get(URL, {"schedule_type": "interval", "interval": "0"}).text
+    assert "This schedule cannot be saved as it is:" in html
+    assert "Fill in the schedule" not in html

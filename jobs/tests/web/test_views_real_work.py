@@ -93,6 +93,29 @@ def test_shell_is_offered_only_while_enabled_and_to_users_with_use_shell(
     assert '<option value="shell"' not in admin.get("/jobs/new/").text
 
 
+SHELL_OFF_HINT = "Shell commands are switched off on this site: JOBS_SHELL_ENABLED=true"
+
+
+def test_staff_are_told_under_the_select_why_shell_is_missing(settings) -> None:
+    staff = client_of(make_user("staff", JOB_ADMINS, staff=True))
+    settings.JOBS_SHELL_ENABLED = False
+    assert SHELL_OFF_HINT in staff.get("/jobs/new/").text
+    settings.JOBS_SHELL_ENABLED = True
+    page = staff.get("/jobs/new/").text
+    assert SHELL_OFF_HINT not in page
+    assert "only for users with the permission" in page and "(jobs.use_shell)" in page
+
+
+def test_no_shell_hint_where_shell_is_offered_or_to_users_who_are_not_staff(
+    settings, shell_on
+) -> None:
+    shelly = client_of(make_user("shelly", JOB_ADMINS, staff=True, permissions=(USE_SHELL,)))
+    assert "Shell commands are on, but" not in shelly.get("/jobs/new/").text
+    settings.JOBS_SHELL_ENABLED = False
+    not_staff = client_of(make_user("admin", JOB_ADMINS))
+    assert SHELL_OFF_HINT not in not_staff.get("/jobs/new/").text
+
+
 def test_a_post_without_an_executor_keeps_a_simulated_job(signed_in: Client) -> None:
     # What the form posted before it had an executor (scripts, older pages).
     response = signed_in.post("/jobs/new/", dashboard_form())

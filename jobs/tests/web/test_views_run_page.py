@@ -284,3 +284,23 @@ def test_the_delete_page_counts_the_runs_that_go_with_the_job(signed_in: Client)
     assert "Deleting this job also deletes its 1,234 runs." in page
     empty = make_job(name="new")
     assert "It has no runs yet." in signed_in.get(f"/jobs/{empty.pk}/delete/").text
+
+
+def test_run_now_s_message_links_the_run_it_made(signed_in: Client) -> None:
+    job = make_job(name="Greet <b>")
+    response = signed_in.post(f"/jobs/{job.pk}/run/")
+    run = JobHistory.objects.get(job=job)
+    assert _messages(response) == [
+        f'“Greet &lt;b&gt;” will run in a moment. <a href="/runs/{run.pk}/" '
+        'class="alert-link" data-run-link>See the run</a>'
+    ]
+    page = signed_in.get(response["Location"]).text
+    assert f'<a href="/runs/{run.pk}/" class="alert-link" data-run-link>See the run</a>' in page
+    assert "<b>" not in page.split('role="alert"')[1].split("</div>")[0]
+
+
+def test_a_run_s_status_on_the_job_page_links_its_page(signed_in: Client) -> None:
+    job = make_job(name="Greet")
+    run = make_run(job)
+    page = signed_in.get(f"/jobs/{job.pk}/").text
+    assert f'<a href="/runs/{run.pk}/" class="run-link"' in page

@@ -204,6 +204,36 @@ def test_the_page_says_the_timeline_waits_while_the_scheduler_is_paused(
     assert 'id="upcoming-paused"' not in signed_in.get("/upcoming/").text
 
 
+def test_while_paused_until_a_time_nothing_is_counted_before_it(signed_in: Client, clock) -> None:  # type: ignore[no-untyped-def]
+    every_minute = make_job(name="every minute", interval=1, interval_unit=IntervalUnit.MINUTE)
+    [before] = signed_in.get("/upcoming/").context["rows"]
+    # The first a minute from now; the window ends just before the last.
+    assert before.total == 24 * 60 - 1
+    engine.pause(until=timezone.now() + timedelta(hours=6), note="upgrading")
+    response = signed_in.get("/upcoming/")
+    [row] = [row for row in response.context["rows"] if row.job.name == "every minute"]
+    assert row.total == 18 * 60  # from the resumption (a run on the minute) to the window end
+    assert sum(row.counts) == row.total
+    first_hours = response.context["timeline"].buckets
+    assert (
+        sum(
+            count
+            for bucket, count in zip(first_hours, row.counts, strict=True)
+            if bucket.end <= timezone.now() + timedelta(hours=6)
+        )
+        == 0
+    )
+    shown = _row(response.text, every_minute)
+    assert "data-next><span" in shown and "paused" in shown  # not "in 1 minute"
+
+
+def test_while_paused_with_no_end_nothing_is_counted(signed_in: Client, clock) -> None:  # type: ignore[no-untyped-def]
+    every_minute = make_job(name="every minute", interval=1, interval_unit=IntervalUnit.MINUTE)
+    engine.pause(note="upgrading")
+    [row] = signed_in.get("/upcoming/").context["rows"]
+    assert row.job.pk == every_minute.pk and row.total == 0 and sum(row.counts) == 0
+
+
 # --- counting --------------------------------------------------------------------------
 
 
