@@ -59,7 +59,7 @@ from jobs.models import (
 from jobs.models import code as code_rules
 from jobs.models.chains import CHAIN_FIELDS
 from jobs.outbound.signing import SECRET_MAX_LENGTH
-from jobs.pytasks import registry
+from jobs.pytasks import signature
 
 SEARCH_MAX_LENGTH = 200
 
@@ -541,7 +541,7 @@ class RunNowSerializer(serializers.Serializer):
 
 class TaskParameterSerializer(serializers.Serializer):
     name = serializers.CharField()
-    kind = serializers.ChoiceField(choices=[(kind, kind) for kind in registry.KINDS])
+    kind = serializers.ChoiceField(choices=[(kind, kind) for kind in signature.KINDS])
     required = serializers.BooleanField()
     default = serializers.SerializerMethodField(
         help_text="The default as JSON; null when there is none (see required)."
@@ -553,11 +553,11 @@ class TaskParameterSerializer(serializers.Serializer):
     nullable = serializers.BooleanField()
 
     @extend_schema_field({"description": "Any JSON value."})
-    def get_default(self, parameter: registry.TaskParameter) -> Any:
+    def get_default(self, parameter: signature.TaskParameter) -> Any:
         if parameter.required:
             return None
-        value = registry.json_value(parameter.default)
-        return value if _is_json(value) else registry.short_repr(parameter.default)
+        value = signature.json_value(parameter.default)
+        return value if _is_json(value) else signature.short_repr(parameter.default)
 
 
 def _is_json(value: Any) -> bool:

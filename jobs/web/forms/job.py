@@ -22,7 +22,7 @@ from jobs.forecasts.preview import PREVIEW_FIELDS
 from jobs.models import ExecutorKind, Job, gate
 from jobs.models import code as code_rules
 from jobs.models.chains import CHAIN_FIELDS
-from jobs.pytasks import registry
+from jobs.pytasks import signature
 from jobs.web import arguments, code_fields
 from jobs.web.chains import ChainFieldsMixin, JobPicker
 from jobs.web.forms.alerts import JobAlertsForm, job_form_field
@@ -239,7 +239,7 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
         return [self[name] for name in self.section_fields.get(ExecutorKind.PYTHON, [])]
 
     @property
-    def chosen_registered_task(self) -> registry.RegisteredTask | None:
+    def chosen_registered_task(self) -> signature.RegisteredTask | None:
         return self.task_section.task if self.task_section is not None else None
 
     def clean_executor(self) -> str:

@@ -6,7 +6,7 @@ from django import forms
 
 from jobs.access import masking
 from jobs.models import Job
-from jobs.pytasks import registry
+from jobs.pytasks import signature
 from jobs.web import arguments
 
 
@@ -42,7 +42,7 @@ class RunNowForm(forms.Form):
         return len(self.fields) > 1
 
     @property
-    def task(self) -> registry.RegisteredTask | None:
+    def task(self) -> signature.RegisteredTask | None:
         return self.section.task if isinstance(self.section, arguments.TaskSection) else None
 
     @property
