@@ -299,7 +299,13 @@ def test_a_scheduler_starting_removes_the_work_directories_of_runs_no_longer_run
     )
     for run in (finished, running_now):
         make_work_directory(run.pk.hex)
-    Scheduler(workers=1).start_workers()
-    assert not os.path.exists(work_directory(finished.pk.hex))
-    assert os.path.isdir(work_directory(running_now.pk.hex))  # its run may still use it
-    remove_work_directory(running_now.pk.hex)
+    scheduler = Scheduler(workers=1)
+    scheduler.start_workers()
+    try:
+        assert not os.path.exists(work_directory(finished.pk.hex))
+        assert os.path.isdir(work_directory(running_now.pk.hex))  # its run may still use it
+    finally:
+        # Its workers and checkpointer stop: a checkpointer left running turns off the
+        # automatic checkpoint of every later test's connections in this process.
+        scheduler.shutdown()
+        remove_work_directory(running_now.pk.hex)
