@@ -46,7 +46,7 @@ from django.utils.translation import gettext as _
 from jobs.models import Channel, ExecutorKind, Job, ScheduleType, acting
 from jobs.models import code as code_fields
 from jobs.models.changes import audited_fields, json_value
-from jobs.pytasks import declarations, registry
+from jobs.pytasks import declarations, registry, signature
 from jobs.pytasks.declarations import Declaration
 from jobs.schedules import arithmetic as schedules
 
@@ -322,7 +322,7 @@ def field_values(declaration: Declaration) -> dict[str, Any]:
     """The job's fields as `declaration` sets them: the task's name (with the key) and
     description, the task and its arguments, the schedule, then the options."""
     task = registry.get_task(declaration.task_name)
-    options = {name: registry.json_value(value) for name, value in declaration.options.items()}
+    options = {name: signature.json_value(value) for name, value in declaration.options.items()}
     values: dict[str, Any] = {
         "name": declaration.code_key,
         "description": task.description if task is not None else "",
@@ -382,7 +382,7 @@ def word_problems(declaration: Declaration) -> list[str]:
     if not isinstance(key, str) or (key and not KEY_PATTERN.fullmatch(key)):
         problems.append(
             _("key= must be a short word of letters, digits, “_”, “.” and “-”, not %(key)s.")
-            % {"key": registry.short_repr(key)}
+            % {"key": signature.short_repr(key)}
         )
     given = [word for word in ("cron", "every", "at") if getattr(declaration, word) is not None]
     if not given:
@@ -453,12 +453,12 @@ def _option_problems(name: str, value: Any, allowed: Sequence[str]) -> Iterable[
         }
     else:
         try:
-            json.dumps(registry.json_value(value), allow_nan=False)
+            json.dumps(signature.json_value(value), allow_nan=False)
         except (TypeError, ValueError):
             yield _(
                 "%(name)s=%(value)s cannot be stored: an option holds text, a number, "
                 "true or false, None, or JSON."
-            ) % {"name": name, "value": registry.short_repr(value)}
+            ) % {"name": name, "value": signature.short_repr(value)}
 
 
 def _duplicate_text(same: list[Declaration]) -> str:

@@ -317,12 +317,14 @@ def dashboard_cache_seconds() -> float:
     return float(setting("JOBS_DASHBOARD_CACHE_SECONDS"))
 
 
-def api_throttle_anon() -> str:
-    return str(setting("JOBS_API_THROTTLE_ANON"))
+def api_throttle_anon() -> str | None:
+    """A DRF rate ("60/minute"); None: no throttle."""
+    return setting("JOBS_API_THROTTLE_ANON")
 
 
-def api_throttle_user() -> str:
-    return str(setting("JOBS_API_THROTTLE_USER"))
+def api_throttle_user() -> str | None:
+    """A DRF rate ("1200/minute"); None: no throttle."""
+    return setting("JOBS_API_THROTTLE_USER")
 
 
 def trusted_proxy() -> bool:

@@ -27,7 +27,7 @@ from jobs.executors.capture import capturing
 from jobs.executors.command_line import command_line
 from jobs.executors.output import RunOutput
 from jobs.executors.running import CurrentRun, running
-from jobs.pytasks import registry
+from jobs.pytasks import registry, signature
 from jobs.runs import RunTicket
 
 # How much of a return value's repr goes to the log.
@@ -59,8 +59,8 @@ def isolation() -> str:
 class Prepared(NamedTuple):
     """A task found and its arguments bound, or the Outcome saying why it cannot run."""
 
-    task: registry.RegisteredTask | None
-    bound: registry.BoundArguments | None
+    task: signature.RegisteredTask | None
+    bound: signature.BoundArguments | None
     refused: Outcome | None
 
 
@@ -73,8 +73,8 @@ def prepare(ticket: RunTicket, output: RunOutput) -> Prepared:
         output.line(f"not run: {task_problem(ticket.command)}.")
         return Prepared(None, None, Outcome(succeeded=False, log=output.text()))
     try:
-        bound = registry.bind_arguments(task, ticket.arguments or {})
-    except registry.ArgumentsError as error:
+        bound = signature.bind_arguments(task, ticket.arguments or {})
+    except signature.ArgumentsError as error:
         output.line(f"not run: the arguments do not fit {task.signature_text}:")
         for name, messages in error.errors.items():
             output.line(f"  {name}: {' '.join(messages)}")
@@ -83,8 +83,8 @@ def prepare(ticket: RunTicket, output: RunOutput) -> Prepared:
 
 
 def call_task(
-    task: registry.RegisteredTask,
-    bound: registry.BoundArguments,
+    task: signature.RegisteredTask,
+    bound: signature.BoundArguments,
     ticket: RunTicket,
     context: ExecutionContext,
     output: RunOutput,
@@ -107,7 +107,7 @@ def call_task(
     if context.stop_requested:
         output.line(f"the task returned after it was asked to stop ({context.stop_words()}).")
         return False
-    output.line(f"returned: {registry.short_repr(result, RESULT_MAX_CHARS)}")
+    output.line(f"returned: {signature.short_repr(result, RESULT_MAX_CHARS)}")
     return True
 
 

@@ -43,7 +43,7 @@ from jobs.models.choices import (
 )
 from jobs.outbound import rules as outbound
 from jobs.outbound import signing
-from jobs.pytasks import registry
+from jobs.pytasks import registry, signature
 from jobs.schedules import arithmetic as schedules
 
 # The rules take the job being validated (a Job); typed as a model so that this module
@@ -236,7 +236,7 @@ def executor_errors(
 def arguments_shape_error(arguments: Any) -> str | None:
     """A JSON object any database stores (no NUL: PostgreSQL's jsonb refuses it), of at
     most ARGUMENTS_MAX_BYTES."""
-    if not registry.is_json_object(arguments):
+    if not signature.is_json_object(arguments):
         return _('The arguments must be a JSON object, like {"day": "2026-12-01"}.')
     encoded = json.dumps(arguments)
     if len(encoded.encode()) > ARGUMENTS_MAX_BYTES:
@@ -268,13 +268,13 @@ def python_errors(
     if not check_arguments:
         return {}
     try:
-        job.arguments = registry.normalize(task, job.arguments)
-    except registry.ArgumentsError as error:
+        job.arguments = signature.normalize(task, job.arguments)
+    except signature.ArgumentsError as error:
         return {"arguments": argument_messages(error)}
     return {}
 
 
-def argument_messages(error: registry.ArgumentsError) -> list[str]:
+def argument_messages(error: signature.ArgumentsError) -> list[str]:
     """ArgumentsError.errors as messages at the arguments field, one per parameter."""
     messages = []
     for name, problems in error.errors.items():

@@ -15,7 +15,7 @@ from jobs.models.choices import (
     RunStatus,
     ScheduleType,
 )
-from jobs.pytasks import registry
+from jobs.pytasks import registry, signature
 from jobs.schedules.words import describe_cron
 
 
@@ -40,7 +40,7 @@ class JobWords:
             order = {p.name: index for index, p in enumerate(task.parameters)} if task else {}
             names = sorted(given, key=lambda name: order.get(name, len(order)))
             arguments = ", ".join(
-                f"{name}={registry.short_repr(given[name], 40)}" for name in names
+                f"{name}={signature.short_repr(given[name], 40)}" for name in names
             )
             return _("Python task %(call)s") % {"call": f"{self.command}({arguments})"}
         if self.executor == ExecutorKind.COMMAND:

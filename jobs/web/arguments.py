@@ -1,7 +1,7 @@
 """A job's arguments (Job.arguments) as form fields, per executor.
 
 - python: one field per parameter of the chosen task, typed from its annotation
-  (jobs.pytasks.registry.TaskParameter.kind): a number, a checkbox, a date or date-time picker,
+  (jobs.pytasks.signature.TaskParameter.kind): a number, a checkbox, a date or date-time picker,
   a choice for an Enum or a Literal, text, and a JSON box for lists, dicts and
   parameters without an annotation; a JSON box for more keyword arguments when the task
   takes ``**kwargs``. A field left blank gives no argument: the task's default applies.
@@ -31,8 +31,8 @@ from jobs import kinds
 from jobs.executors import http as http_executor
 from jobs.executors import shell as shell_executor
 from jobs.models import ExecutorKind
-from jobs.pytasks import registry
-from jobs.pytasks.registry import REQUIRED, RegisteredTask, TaskParameter
+from jobs.pytasks import registry, signature
+from jobs.pytasks.signature import REQUIRED, RegisteredTask, TaskParameter
 from jobs.web.widgets import LOCAL_INPUT_FORMATS
 
 # Form field names: a task's parameter "day" is the field "arg-day".
@@ -119,7 +119,7 @@ def _choice_key(value: Any) -> str:
 
 
 def _choice_label(value: Any) -> str:
-    return value if isinstance(value, str) else registry.short_repr(value)
+    return value if isinstance(value, str) else signature.short_repr(value)
 
 
 def _help(parameter: TaskParameter) -> str:
@@ -128,10 +128,10 @@ def _help(parameter: TaskParameter) -> str:
     if parameter.required:
         rule = _("required")
     elif parameter.kind == "bool":
-        rule = _("default %(default)s") % {"default": registry.short_repr(parameter.default)}
+        rule = _("default %(default)s") % {"default": signature.short_repr(parameter.default)}
     else:
         rule = _("default %(default)s; leave blank to use it") % {
-            "default": registry.short_repr(parameter.default)
+            "default": signature.short_repr(parameter.default)
         }
     if parameter.kind == "json":
         rule = _("JSON; %(rule)s") % {"rule": rule}
@@ -179,7 +179,7 @@ def parameter_field(parameter: TaskParameter, given: Mapping[str, Any]) -> forms
     if parameter.default is None or parameter.default is REQUIRED:
         placeholder = ""
     kind = parameter.kind
-    bounds = parameter.bounds or registry.Between()
+    bounds = parameter.bounds or signature.Between()
     if kind == "int":
         field: forms.Field = forms.IntegerField(
             min_value=bounds.minimum, max_value=bounds.maximum, **common
@@ -204,7 +204,7 @@ def parameter_field(parameter: TaskParameter, given: Mapping[str, Any]) -> forms
             _("Choose…")
             if parameter.required
             else _("Default (%(default)s)")
-            % {"default": _choice_label(registry.json_value(parameter.default))}
+            % {"default": _choice_label(signature.json_value(parameter.default))}
         )
         choices = [("", empty)] + [
             (_choice_key(value), _choice_label(value)) for value in parameter.choices
@@ -216,7 +216,7 @@ def parameter_field(parameter: TaskParameter, given: Mapping[str, Any]) -> forms
     else:
         field = JSONText(**common)
         if not parameter.required and parameter.default is not None:
-            placeholder = json_text(registry.json_value(parameter.default))
+            placeholder = json_text(signature.json_value(parameter.default))
     if placeholder and kind not in ("bool", "date", "datetime"):
         field.widget.attrs["placeholder"] = placeholder[:200]
     return field
@@ -228,7 +228,7 @@ def _task_value(parameter: TaskParameter, value: Any) -> Any:
         return json.loads(value)
     if parameter.kind == "json":
         return value[0]
-    return registry.json_value(value)
+    return signature.json_value(value)
 
 
 class TaskSection:
@@ -291,7 +291,7 @@ class TaskSection:
                 arguments[parameter.name] = _task_value(parameter, value)
         if self.task.accepts_any and cleaned.get(TASK_MORE) is not None:
             more = cleaned[TASK_MORE][0]
-            if not registry.is_json_object(more):
+            if not signature.is_json_object(more):
                 _add(errors, TASK_MORE, _('Enter a JSON object, such as {"key": 1}.'))
             else:
                 clashing = sorted(set(more) & set(arguments))
@@ -307,8 +307,8 @@ class TaskSection:
             # Binding what is left would only repeat the messages the fields have.
             return Reading(arguments, errors)
         try:
-            arguments = registry.normalize(self.task, arguments)
-        except registry.ArgumentsError as error:
+            arguments = signature.normalize(self.task, arguments)
+        except signature.ArgumentsError as error:
             known = {parameter.name for parameter in self.task.parameters}
             for key, messages in error.errors.items():
                 if key in known:

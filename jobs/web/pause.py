@@ -25,9 +25,8 @@ from jobs.access.masking import may_see_secrets
 from jobs.access.permissions import PAUSE_SCHEDULER, VIEW_JOB
 from jobs.alerts import health
 from jobs.models import PAUSE_NOTE_MAX_LENGTH, SchedulerEvent, pause_errors
-from jobs.web.forms import LOCAL_INPUT_FORMATS
 from jobs.web.views import _next_url, needs
-from jobs.web.widgets import LocalDateTimeInput
+from jobs.web.widgets import LOCAL_INPUT_FORMATS, LocalDateTimeInput
 
 EVENTS_SHOWN = 20
 

@@ -11,14 +11,9 @@ from django.test import override_settings
 
 from jobs.bench.data import insert_interval_jobs
 from jobs.models import Job
-from jobs.pytasks import registry
-from jobs.pytasks.registry import (
-    REQUIRED,
-    ArgumentsError,
-    bind_arguments,
-    get_task,
-    registered_tasks,
-)
+from jobs.pytasks import registry, signature
+from jobs.pytasks.registry import get_task, registered_tasks
+from jobs.pytasks.signature import REQUIRED, ArgumentsError, bind_arguments
 from jobs.tests import sample_tasks
 
 
@@ -59,7 +54,7 @@ def test_a_task_is_described_from_its_signature_and_docstring():
     assert task.description == "Send the day's invoices."
     assert task.signature_text == "send_invoices(day: str = 'today')"
     (day,) = task.parameters
-    assert day == registry.TaskParameter(
+    assert day == signature.TaskParameter(
         name="day",
         kind="str",
         default="today",
@@ -116,7 +111,7 @@ def test_arguments_are_read_from_their_json_form():
     assert values["colour"] is sample_tasks.Colour.GREEN
     assert values["mode"] == "slow"
     assert values["items"] == [1, 2]
-    assert registry.normalize(task, {"count": "12", "day": "2026-12-01", "colour": "green"}) == {
+    assert signature.normalize(task, {"count": "12", "day": "2026-12-01", "colour": "green"}) == {
         "count": 12,
         "day": "2026-12-01",
         "colour": "green",
@@ -191,7 +186,7 @@ def test_a_task_taking_kwargs_accepts_other_names():
     task = get_task("jobs.tests.sample_tasks.accepts_anything")
     bound = bind_arguments(task, {"first": 1, "second": "two"})
     assert task.call(bound) == {"first": 1, "second": "two"}
-    assert registry.normalize(task, {"first": "1", "second": "two"}) == {
+    assert signature.normalize(task, {"first": "1", "second": "two"}) == {
         "first": 1,
         "second": "two",
     }
@@ -243,7 +238,7 @@ django_task_module = getattr(sample_tasks, "django_native", None)
 def test_a_django_task_in_a_task_module_is_accepted_and_run_with_call():
     task = get_task("jobs.tests.sample_tasks.django_native")
     assert task is not None
-    assert registry.is_django_task(task.target)
+    assert signature.is_django_task(task.target)
     assert task.signature_text == "django_native(amount: int, note: str = '')"
     sample_tasks.calls.pop("django_native", None)
     assert task.call(bind_arguments(task, {"amount": "21"})) == 42

@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 
 from jobs.access.permissions import JOB_ADMINS
 from jobs.models import Job, JobHistory
-from jobs.pytasks import registry
+from jobs.pytasks import registry, signature
 from jobs.pytasks.registry import Between
 from jobs.tests.api_helpers import token_client
 from jobs.tests.factories import make_job, make_user
@@ -26,10 +26,10 @@ TOO_MANY = 10**30
 def test_the_example_greets_at_most_a_thousand_times():
     task = registry.get_task(HELLO)
     for times in (1, 1000):
-        assert registry.bind_arguments(task, {"times": times}).arguments == {"times": times}
+        assert signature.bind_arguments(task, {"times": times}).arguments == {"times": times}
     for times in (0, -1, 1001, TOO_MANY, "1001"):
-        with pytest.raises(registry.ArgumentsError) as refused:
-            registry.bind_arguments(task, {"times": times})
+        with pytest.raises(signature.ArgumentsError) as refused:
+            signature.bind_arguments(task, {"times": times})
         assert refused.value.errors == {"times": ["Enter a number from 1 to 1000."]}
 
 
@@ -39,15 +39,15 @@ def test_bounds_keep_the_signature_as_written_and_check_floats_and_one_sided_bou
         least: Annotated[int, Between(minimum=10)] = 10,
     ) -> None: ...
 
-    task = registry.describe(spread, "tests.spread")
+    task = signature.describe(spread, "tests.spread")
     assert task.signature_text == "spread(share: float = 0.5, least: int = 10)"
-    with pytest.raises(registry.ArgumentsError) as refused:
-        registry.bind_arguments(task, {"share": 1.5, "least": 9})
+    with pytest.raises(signature.ArgumentsError) as refused:
+        signature.bind_arguments(task, {"share": 1.5, "least": 9})
     assert refused.value.errors == {
         "share": ["Enter a number from 0.0 to 1.0."],
         "least": ["Enter a number of at least 10."],
     }
-    assert registry.bind_arguments(task, {"share": 1, "least": 10**6}).arguments["least"] == 10**6
+    assert signature.bind_arguments(task, {"share": 1, "least": 10**6}).arguments["least"] == 10**6
 
 
 def test_a_job_with_an_argument_out_of_bounds_is_refused_at_the_field():
