@@ -83,9 +83,17 @@ def test_a_reaped_runs_retry_and_an_operators_retry_copy_the_job_too(make_job, c
 
 
 def test_run_now_skipped_and_chained_runs_copy_their_jobs(make_job, clock):
-    forbid = due_job(
-        make_job, "forbid", queue="reports", priority=4, overlap_policy=OverlapPolicy.FORBID
+    # A recurring job: the overlap policy does not apply to a one-off job.
+    forbid = make_job(
+        name="forbid",
+        interval=1,
+        interval_unit="hour",
+        queue="reports",
+        priority=4,
+        overlap_policy=OverlapPolicy.FORBID,
     )
+    Job.objects.filter(pk=forbid.pk).update(next_run_at=NOW)
+    forbid.refresh_from_db()
     now_run = engine.run_now(forbid, NOW - timedelta(seconds=1))
     assert (now_run.queue, now_run.priority) == ("reports", 4)
     engine.claim_due(NOW)  # the run now is pending: the occurrence is skipped

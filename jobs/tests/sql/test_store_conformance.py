@@ -80,6 +80,7 @@ PENDING, RUNNING = RunStatus.PENDING.value, RunStatus.RUNNING.value
 SUCCESS, FAILED = RunStatus.SUCCESS.value, RunStatus.FAILED.value
 SKIPPED, CANCELLED = RunStatus.SKIPPED.value, RunStatus.CANCELLED.value
 OTHER_WORKER = "other-host:2/w1"
+SIM = ExecutorKind.SIMULATED.value
 
 # The names the tests below cover, filled by @contract as the module is read.
 COVERED: list[str] = []
@@ -1192,11 +1193,27 @@ def test_chained_jobs_are_the_jobs_runs_of_these_jobs_start_by_outcome(s):
         links = ops.chained_jobs([key(source)])
         assert ops.chained_jobs([]) == []
 
-    assert sorted(links) == sorted(
+    # The arguments come as the database gives them (JSON text or a decoded value).
+    assert sorted(link._replace(arguments=None) for link in links) == sorted(
         [
-            ChainLink(SUCCESS, key(source), key(report), "report", True, "forbid", "slow", 2),
-            ChainLink(FAILED, key(source), key(report), "report", True, "forbid", "slow", 2),
-            ChainLink(FAILED, key(source), key(cleanup), "cleanup", False, "allow", "default", 0),
+            ChainLink(
+                SUCCESS, key(source), key(report), "report", True, "forbid", "slow", 2, SIM, None
+            ),
+            ChainLink(
+                FAILED, key(source), key(report), "report", True, "forbid", "slow", 2, SIM, None
+            ),
+            ChainLink(
+                FAILED,
+                key(source),
+                key(cleanup),
+                "cleanup",
+                False,
+                "allow",
+                "default",
+                0,
+                SIM,
+                None,
+            ),
         ]
     )
 
@@ -1207,7 +1224,18 @@ def test_insert_chained_runs_inserts_linked_runs_except_on_a_taken_occurrence(s)
     cause = a_run(source, -10, status=SUCCESS)
     taken = a_run(started, -5, status=RUNNING)
     pending = ChainedRun(
-        new_key(), key(started), db(NOW), PENDING, db(NOW), "", db(NOW), None, key(cause), "slow", 3
+        new_key(),
+        key(started),
+        db(NOW),
+        PENDING,
+        db(NOW),
+        "",
+        db(NOW),
+        None,
+        key(cause),
+        "slow",
+        3,
+        None,
     )
     skipped = ChainedRun(
         new_key(),
@@ -1221,6 +1249,7 @@ def test_insert_chained_runs_inserts_linked_runs_except_on_a_taken_occurrence(s)
         key(cause),
         "slow",
         3,
+        None,
     )
     clash = pending._replace(key=new_key(), scheduled_for=db(at(-5)))
 
