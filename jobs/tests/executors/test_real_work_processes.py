@@ -208,9 +208,11 @@ def test_the_log_of_a_long_shell_run_is_in_the_database_before_it_ends():
     )
     proc = scheduler(**REAL_WORK)
     with running(proc):
+        # The log's first line is the command line, which says "first line" too: wait
+        # for the child's own line after it.
         seen = wait_until(
             lambda: JobHistory.objects.filter(
-                job=job, status=RunStatus.RUNNING, log__contains="first line"
+                job=job, status=RunStatus.RUNNING, log__contains="\nfirst line"
             ).first(),
             30,
         )
