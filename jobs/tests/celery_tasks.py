@@ -18,12 +18,10 @@ from pathlib import Path
 from celery import Celery
 from celery.signals import task_received
 
-REDIS = os.environ.get("JOBS_TEST_CELERY_REDIS", "redis://127.0.0.1:6379/15")
-
 app = Celery("jobs_tests")
+# The scheduler's side (the test process, or a runscheduler it starts) sends with this
+# app too, and shares the worker's view of the tasks.
 app.conf.update(
-    broker_url=f"{REDIS.rsplit('/', 1)[0]}/0",
-    result_backend=f"{REDIS.rsplit('/', 1)[0]}/1",
     task_track_started=True,
     result_extended=True,
     worker_prefetch_multiplier=1,
@@ -43,7 +41,17 @@ unreachable.conf.update(
 
 # The app without a result backend: runs succeed once the broker took the task.
 unfollowed = Celery("jobs_tests_unfollowed")
-unfollowed.conf.update(broker_url=app.conf.broker_url)
+
+
+def use_redis(url: str) -> None:
+    """Point the apps at the Redis server of `url`: its database 0 the broker, 1 the
+    results (before they first connect)."""
+    server = url.rsplit("/", 1)[0]
+    app.conf.update(broker_url=f"{server}/0", result_backend=f"{server}/1")
+    unfollowed.conf.update(broker_url=f"{server}/0")
+
+
+use_redis(os.environ.get("JOBS_TEST_CELERY_REDIS", "redis://127.0.0.1:6379/15"))
 
 
 @task_received.connect
