@@ -131,7 +131,7 @@ KINDS: tuple[Kind, ...] = (
         executor="jobs.executors.celery_executor.CeleryExecutor",
         rules="jobs.models.celery_rules.celery_errors",
         problem="jobs.models.celery_rules.celery_problem",
-        section="",
+        section="jobs.web.celery_arguments.CelerySection",
         command_label=_("Celery task name"),
         # Offered only where Celery is installed (the [celery] extra).
         switched_on="jobs.executors.celery_names.celery_installed",

@@ -24,6 +24,7 @@ from django.utils.module_loading import import_string
 
 from jobs import conf
 from jobs.executors.celery_names import CallArguments
+from jobs.pytasks import signature
 
 # The state a followed task has in the result backend between our send and a worker's
 # first word about it (Celery's own PENDING means "nothing known": never sent).
@@ -78,6 +79,19 @@ def _app_at(path: str) -> Celery:
     if not isinstance(value, Celery):
         raise ImproperlyConfigured(f"JOBS_CELERY_APP {path!r} is not a Celery app")
     return value
+
+
+def described_task(name: str) -> signature.RegisteredTask | None:
+    """The task registered as `name` in this process's Celery app, its parameters read
+    from its signature as a python task's are; None when this process does not have it
+    (the task lives only in the workers' code) or has no app to ask."""
+    try:
+        task = app().tasks.get(name)
+    except Exception:  # an app that cannot load: the JSON editor it is, not a 500
+        return None
+    if task is None:
+        return None
+    return signature.describe(task.run, name)
 
 
 def has_result_backend(celery: Celery) -> bool:
