@@ -32,7 +32,10 @@ class CallArguments(NamedTuple):
 
 def celery_installed() -> bool:
     """Whether Celery can be imported here (without importing it)."""
-    return importlib.util.find_spec("celery") is not None
+    try:
+        return importlib.util.find_spec("celery") is not None
+    except (ImportError, ValueError):  # an import hook refusing it, a broken install
+        return False
 
 
 def celery_problem() -> str | None:
