@@ -83,10 +83,9 @@ def sleep_then_write(seconds: float, path: str) -> str:
     return "slept"
 
 
-@app.task(name="jobs_tests.retry_once", bind=True, max_retries=3)
-def retry_once(self, marker: str) -> str:
-    """Fail the first time (Celery retries it at once), succeed the second."""
-    if not Path(marker).exists():
-        Path(marker).write_text("tried")
-        raise self.retry(countdown=0.2, exc=RuntimeError("first attempt fails"))
-    return "second time lucky"
+@app.task(name="jobs_tests.retry_until", bind=True, max_retries=None)
+def retry_until(self, release: str) -> str:
+    """Fail and be retried by Celery (0.3 s later) until the file `release` exists."""
+    if not Path(release).exists():
+        raise self.retry(countdown=0.3, exc=RuntimeError("not released yet"))
+    return "released"
