@@ -120,6 +120,18 @@ KINDS: tuple[Kind, ...] = (
         switched_on="",
         needs_use_shell="",
     ),
+    Kind(
+        value="celery",
+        label=_("Celery task"),
+        executor="jobs.executors.celery_executor.CeleryExecutor",
+        rules="jobs.models.celery_rules.celery_errors",
+        problem="jobs.models.celery_rules.celery_problem",
+        section="",
+        command_label=_("Celery task name"),
+        # Offered only where Celery is installed (the [celery] extra).
+        switched_on="jobs.executors.celery_names.celery_installed",
+        needs_use_shell="",
+    ),
 )
 
 BY_VALUE: dict[str, Kind] = {kind.value: kind for kind in KINDS}
