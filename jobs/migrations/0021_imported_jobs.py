@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("jobs", "0018_unused_schedule_fields"),
+        ("jobs", "0020_celery_kind"),
     ]
 
     operations = [
