@@ -9,10 +9,12 @@ connection opened for the import only. crontab reads the file SOURCE names.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import dj_database_url
 from django.db import connections
+from django.db.utils import ConnectionDoesNotExist, load_backend
 
 from jobs.imports.beat import BeatSource
 from jobs.imports.crontab import CrontabSource
@@ -69,11 +71,13 @@ def _url_alias(url: str) -> str:
         name = Path(str(settings["NAME"]))
         if not name.is_file():
             raise SourceError(f"the SQLite database {name} does not exist")
-    if URL_ALIAS in connections.settings:
-        # A second import in this process: drop the first one's connection.
+    with contextlib.suppress(ConnectionDoesNotExist):
+        # A second import in this process: the first one's connection goes.
         connections[URL_ALIAS].close()
-        del connections[URL_ALIAS]
-    connections.settings[URL_ALIAS] = connections.configure_settings({URL_ALIAS: settings})[
-        URL_ALIAS
-    ]
+    # Django's own defaults filled in, as for the aliases of DATABASES; the connection is
+    # this thread's only, and no alias of the project's settings.
+    configured = connections.configure_settings({"default": settings})["default"]
+    connections[URL_ALIAS] = load_backend(configured["ENGINE"]).DatabaseWrapper(
+        configured, URL_ALIAS
+    )
     return URL_ALIAS
