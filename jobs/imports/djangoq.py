@@ -147,6 +147,10 @@ def translate(row: QRow) -> Entry | Skipped:
         notes.append(f"its hook {row.hook} is not carried: chain a job on the dashboard")
     if row.intended_date_kwarg:
         notes.append("intended_date_kwarg is not carried: read the run's SCHEDULED_FOR")
+    if row.schedule_type in MONTH_STEPS and int(schedule["cron_expression"].split()[2]) > 28:
+        notes.append(
+            "django-q2 moves a day past a month's end to its last day; cron skips that month"
+        )
     if row.repeats > 0:
         notes.append(f"{row.repeats} repeats left in django-q2; here it runs until disabled")
     values = {
@@ -239,5 +243,7 @@ def _wall_cron(kind: str, wall: datetime) -> str:
     if kind not in MONTH_STEPS:
         raise ValueError(f"the schedule type {kind!r} is not one django-q2 has")
     step = MONTH_STEPS[kind]
+    if step == 1:
+        return f"{at} {wall.day} * *"
     months = sorted({(wall.month - 1 + step * n) % 12 + 1 for n in range(12 // step)})
     return f"{at} {wall.day} {','.join(map(str, months))} *"
