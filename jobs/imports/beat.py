@@ -17,24 +17,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from contextlib import AbstractContextManager, nullcontext
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from django.apps import apps
-from django.db import DatabaseError, connections, transaction
+from django.db import connections
 from django.utils import timezone as django_timezone
-from django.utils.dateparse import parse_datetime
 
 from jobs.imports.entries import (
     ENABLED,
     Entry,
-    Reading,
     Skipped,
-    SourceError,
+    aware,
     json_record,
     schedule_fields,
 )
+from jobs.imports.tables import TableSource
 from jobs.models import ExecutorKind
 from jobs.models.choices import DEFAULT_QUEUE, NAME_MAX_LENGTH
 from jobs.schedules import arithmetic
@@ -91,36 +88,18 @@ class BeatRow(NamedTuple):
     solar_event: str | None
 
 
-class BeatSource:
+class BeatSource(TableSource):
     """The periodic tasks in database `alias`: by beat's models when `use_models` (the
     app is installed here), else by SQL over its tables."""
 
-    def __init__(self, alias: str = "default", *, use_models: bool | None = None) -> None:
-        self.alias = alias
-        if use_models is None:
-            use_models = apps.is_installed("django_celery_beat")
-        self.use_models = use_models
+    source = SOURCE
+    app = "django_celery_beat"
+    tables = "the django_celery_beat tables"
+    select = _SELECT
+    row_type = BeatRow
 
-    def read(self, now: datetime | None = None) -> Reading:
-        now = now or django_timezone.now()
-        try:
-            rows = self._model_rows() if self.use_models else self._sql_rows()
-        except DatabaseError as error:
-            raise SourceError(
-                f"the django_celery_beat tables cannot be read in the database "
-                f"{self.alias!r}: {error}"
-            ) from None
-        entries: list[Entry] = []
-        skipped: list[Skipped] = []
-        for row in rows:
-            result = translate(row, now)
-            (entries if isinstance(result, Entry) else skipped).append(result)
-        return Reading(SOURCE, tuple(entries), tuple(skipped))
-
-    def atomic(self) -> AbstractContextManager[Any]:
-        if self.alias == "default":
-            return nullcontext()
-        return transaction.atomic(using=self.alias)
+    def translate(self, row: BeatRow) -> Entry | Skipped:
+        return translate(row, django_timezone.now())
 
     def disable(self, keys: Iterable[str]) -> None:
         """enabled=False on these tasks, and beat's change marker moved, so a running
@@ -156,7 +135,7 @@ class BeatSource:
     def disabled_record(self, record: dict[str, Any]) -> dict[str, Any]:
         return {**record, ENABLED: False}
 
-    def _model_rows(self) -> list[BeatRow]:
+    def model_rows(self) -> list[BeatRow]:
         from django_celery_beat.models import PeriodicTask
 
         tasks = (
@@ -165,11 +144,6 @@ class BeatSource:
             .order_by("name")
         )
         return [_row_of_model(task) for task in tasks]
-
-    def _sql_rows(self) -> list[BeatRow]:
-        with connections[self.alias].cursor() as cursor:
-            cursor.execute(_SELECT)
-            return [BeatRow(*values) for values in cursor.fetchall()]
 
 
 def _row_of_model(task: Any) -> BeatRow:
@@ -256,18 +230,6 @@ def _normalised(row: BeatRow) -> BeatRow:
         one_off=bool(row.one_off),
         enabled=bool(row.enabled),
     )
-
-
-def aware(value: Any) -> datetime | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, str):
-        value = parse_datetime(value)
-        if value is None:
-            return None
-    if django_timezone.is_naive(value):
-        return value.replace(tzinfo=UTC)
-    return value
 
 
 def _arguments(row: BeatRow) -> dict[str, Any]:

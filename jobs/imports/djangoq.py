@@ -20,25 +20,22 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
-from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from django.apps import apps
 from django.conf import settings
-from django.db import DatabaseError, connections, transaction
+from django.db import connections
 from django.utils import timezone as django_timezone
 
-from jobs.imports.beat import aware
 from jobs.imports.entries import (
     ENABLED,
     Entry,
-    Reading,
     Skipped,
-    SourceError,
+    aware,
     json_record,
     schedule_fields,
 )
+from jobs.imports.tables import TableSource
 from jobs.models.choices import DEFAULT_QUEUE, NAME_MAX_LENGTH
 from jobs.pytasks import registry
 from jobs.schedules import arithmetic
@@ -70,30 +67,17 @@ class QRow(NamedTuple):
     intended_date_kwarg: str | None
 
 
-class DjangoQSource:
+class DjangoQSource(TableSource):
     """The schedules in database `alias`: by django-q2's model when `use_models`, else SQL."""
 
-    def __init__(self, alias: str = "default", *, use_models: bool | None = None) -> None:
-        self.alias = alias
-        self.use_models = apps.is_installed("django_q") if use_models is None else use_models
+    source = SOURCE
+    app = "django_q"
+    tables = "the django_q_schedule table"
+    select = _SELECT
+    row_type = QRow
 
-    def read(self) -> Reading:
-        try:
-            rows = self._model_rows() if self.use_models else self._sql_rows()
-        except DatabaseError as error:
-            raise SourceError(
-                f"the django_q_schedule table cannot be read in the database "
-                f"{self.alias!r}: {error}"
-            ) from None
-        entries: list[Entry] = []
-        skipped: list[Skipped] = []
-        for row in rows:
-            result = translate(row._replace(next_run=aware(row.next_run)))
-            (entries if isinstance(result, Entry) else skipped).append(result)
-        return Reading(SOURCE, tuple(entries), tuple(skipped))
-
-    def atomic(self) -> AbstractContextManager[Any]:
-        return nullcontext() if self.alias == "default" else transaction.atomic(using=self.alias)
+    def translate(self, row: QRow) -> Entry | Skipped:
+        return translate(row._replace(next_run=aware(row.next_run)))
 
     def disable(self, keys: Iterable[str]) -> None:
         """repeats=0: django-q2's scheduler passes over such a schedule and keeps it (set
@@ -115,16 +99,11 @@ class DjangoQSource:
     def disabled_record(self, record: dict[str, Any]) -> dict[str, Any]:
         return {**record, "repeats": 0, ENABLED: False}
 
-    def _model_rows(self) -> list[QRow]:
+    def model_rows(self) -> list[QRow]:
         from django_q.models import Schedule
 
         rows = Schedule.objects.using(self.alias).order_by("id").values_list(*QRow._fields)
         return [QRow(*values) for values in rows]
-
-    def _sql_rows(self) -> list[QRow]:
-        with connections[self.alias].cursor() as cursor:
-            cursor.execute(_SELECT)
-            return [QRow(*values) for values in cursor.fetchall()]
 
 
 def translate(row: QRow) -> Entry | Skipped:

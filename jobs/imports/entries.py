@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, NamedTuple, Protocol
+
+from django.utils import timezone as django_timezone
+from django.utils.dateparse import parse_datetime
 
 from jobs.models import ScheduleType
 from jobs.models.changes import json_value
@@ -122,3 +125,16 @@ def unique_keys(keys: Iterable[str]) -> Iterator[str]:
     for key in keys:
         seen[key] = seen.get(key, 0) + 1
         yield key if seen[key] == 1 else f"{key} #{seen[key]}"
+
+
+def aware(value: Any) -> datetime | None:
+    """A datetime read from a table, aware: SQLite gives them naive (in UTC) or as text."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        value = parse_datetime(value)
+        if value is None:
+            return None
+    if django_timezone.is_naive(value):
+        return value.replace(tzinfo=UTC)
+    return value

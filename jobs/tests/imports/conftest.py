@@ -10,10 +10,26 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import time_machine
 from django.conf import settings
+
+# The tests' present: before every schedule host_rows.py makes starts (2027).
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def frozen() -> Iterator[time_machine.Traveller]:
+    with time_machine.travel(NOW, tick=False) as traveller:
+        yield traveller
+
+
+def url(path: Path) -> str:
+    """The SOURCE argument naming a SQLite file."""
+    return f"sqlite:///{path}"
 
 
 @pytest.fixture(scope="session")

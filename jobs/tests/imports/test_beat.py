@@ -10,7 +10,6 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-import time_machine
 from django.core.management import CommandError, call_command
 from django.db.models.signals import post_save
 from django.test import override_settings
@@ -20,21 +19,9 @@ from jobs.imports.beat import BeatSource
 from jobs.imports.entries import SourceError
 from jobs.imports.plan import run_import
 from jobs.models import ChangeAction, Channel, Job, JobChange
-from jobs.tests.imports.conftest import sql
+from jobs.tests.imports.conftest import sql, url
 
-pytestmark = pytest.mark.django_db
-
-NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture(autouse=True)
-def frozen() -> object:
-    with time_machine.travel(NOW, tick=False) as traveller:
-        yield traveller
-
-
-def url(path: Path) -> str:
-    return f"sqlite:///{path}"
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("frozen")]
 
 
 def importschedules(*args: str) -> str:
