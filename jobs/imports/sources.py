@@ -71,9 +71,7 @@ def _url_alias(url: str) -> str:
         name = Path(str(settings["NAME"]))
         if not name.is_file():
             raise SourceError(f"the SQLite database {name} does not exist")
-    with contextlib.suppress(ConnectionDoesNotExist):
-        # A second import in this process: the first one's connection goes.
-        connections[URL_ALIAS].close()
+    close_url_connection()  # a second import in this process: the first one's goes
     # Django's own defaults filled in, as for the aliases of DATABASES; the connection is
     # this thread's only, and no alias of the project's settings.
     configured = connections.configure_settings({"default": settings})["default"]
@@ -81,3 +79,9 @@ def _url_alias(url: str) -> str:
         configured, URL_ALIAS
     )
     return URL_ALIAS
+
+
+def close_url_connection() -> None:
+    """Close the connection a SOURCE URL opened, if any (the command does when it ends)."""
+    with contextlib.suppress(ConnectionDoesNotExist):
+        connections[URL_ALIAS].close()

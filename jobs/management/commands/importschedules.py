@@ -81,6 +81,8 @@ class Command(BaseCommand):
                 f"--strict: entries cannot be imported, nothing was changed:\n{error}",
                 returncode=INVALID,
             ) from None
+        finally:
+            sources.close_url_connection()
         for line in report.lines():
             self.stdout.write(line)
         if options["check"] and report.differs:

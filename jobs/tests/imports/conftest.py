@@ -32,18 +32,24 @@ def url(path: Path) -> str:
     return f"sqlite:///{path}"
 
 
-@pytest.fixture(scope="session")
-def migrated_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("source") / "migrated.sqlite3"
+def make_host_database(location: str) -> None:
+    """Migrate the host project into `location` (a SQLite path or a database URL) and fill
+    it with host_rows.py, each in a child process, as that project would."""
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "jobs.tests.imports.host_settings",
-        "SOURCE_DB": str(path),
+        "SOURCE_DB": location,
     }
     for command in (["-m", "django", "migrate", "-v0"], ["-m", "jobs.tests.imports.host_rows"]):
         subprocess.run(
             [sys.executable, *command], cwd=settings.BASE_DIR, env=env, check=True, timeout=300
         )
+
+
+@pytest.fixture(scope="session")
+def migrated_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("source") / "migrated.sqlite3"
+    make_host_database(str(path))
     return path
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 from django.db.models.signals import post_save
 from django.test import override_settings
 
@@ -19,7 +20,7 @@ from jobs.imports.beat import BeatSource
 from jobs.imports.entries import SourceError
 from jobs.imports.plan import run_import
 from jobs.models import ChangeAction, Channel, Job, JobChange
-from jobs.tests.imports.conftest import sql, url
+from jobs.tests.imports.conftest import make_host_database, sql, url
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("frozen")]
 
@@ -257,3 +258,31 @@ def test_an_unknown_alias_stops_with_a_message() -> None:
 def test_a_source_error_names_the_reason() -> None:
     with pytest.raises(SourceError, match="not a database URL"):
         sources.open_source("celery-beat", "nosuchscheme://x")
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="with the suite on PostgreSQL")
+def test_a_beat_database_on_postgresql_is_read_and_switched_off_from_its_url() -> None:
+    """Beat's schema migrated into a private PostgreSQL database beside the suite's."""
+    import psycopg
+
+    own = connection.settings_dict
+    name = f"{own['NAME']}_beat_source"
+    server = {"host": own["HOST"], "port": own["PORT"] or 5432, "user": own["USER"]}
+    with psycopg.connect(dbname="postgres", autocommit=True, **server) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"')
+    location = f"postgres://{own['USER']}@{server['host']}:{server['port']}/{name}"
+    try:
+        make_host_database(location)
+
+        out = importschedules(location, "--disable-source")
+
+        assert "6 created, 0 updated, 0 unchanged, 0 deactivated, 2 skipped" in out
+        with psycopg.connect(dbname=name, **server) as source:
+            rows = dict(source.execute("SELECT name, enabled FROM django_celery_beat_periodictask"))
+        assert rows["invoices"] is False and rows["tides"] is True
+        assert "6 unchanged" in importschedules(location, "--check")
+    finally:
+        sources.close_url_connection()
+        with psycopg.connect(dbname="postgres", autocommit=True, **server) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
