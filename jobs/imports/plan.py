@@ -121,8 +121,9 @@ def run_import(
 ) -> ImportReport:
     """Import `source` (or, not `apply`, say what that would do). Raises SourceError or
     ImportRefused, changing nothing."""
-    reading = source.read()
     with acting(None, Channel.IMPORT, actor), transaction.atomic(), source.atomic():
+        # Read in the source's transaction: what is switched off is what was read.
+        reading = source.read()
         planned = _plan(reading)
         skipped = tuple(
             Skipped(p.change.key, p.change.label, "; ".join(p.change.notes))

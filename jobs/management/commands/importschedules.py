@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import IntegrityError
 
 from jobs.imports import sources
 from jobs.imports.entries import SourceError
@@ -79,6 +80,14 @@ class Command(BaseCommand):
         except ImportRefused as error:
             raise CommandError(
                 f"--strict: entries cannot be imported, nothing was changed:\n{error}",
+                returncode=INVALID,
+            ) from None
+        except IntegrityError as error:
+            # Job.import_source and import_key are unique together: another import of the
+            # same source created one of these jobs since this one read the table.
+            raise CommandError(
+                f"the database refused the import ({error}): was another import of this "
+                "source running? Nothing was changed; run it again",
                 returncode=INVALID,
             ) from None
         finally:

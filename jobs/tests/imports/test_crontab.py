@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
 
 from jobs.imports.crontab import CrontabSource
@@ -220,3 +222,18 @@ def test_disable_source_is_refused_for_a_file(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="does not edit a crontab file"):
         importschedules(crontab(tmp_path), "--disable-source")
     assert not Job.objects.exists()
+
+
+def test_the_admin_says_where_an_imported_job_came_from(
+    tmp_path: Path, admin_client: Client
+) -> None:
+    path = crontab(tmp_path, "0 1 * * * backup.sh now\n")
+    importschedules(path)
+    job = Job.objects.get()
+
+    page = admin_client.get(reverse("admin:jobs_job_change", args=[job.pk]))
+
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "Imported by manage.py importschedules" in text
+    assert f"crontab:{path} (key backup.sh now)" in text
