@@ -19,7 +19,11 @@ A job's executor (Job.executor) is one of these. Each row says, once:
 - ``switched_on``: the function saying whether the site offers the kind ("": always);
 - ``needs_use_shell``: the permission rule, a function of the job's command saying
   whether choosing it, changing, enabling or chaining to such a job, or running it with
-  other arguments needs jobs.use_shell ("": never).
+  other arguments needs jobs.use_shell ("": never);
+- ``resumes_lost_runs``: a run whose worker was lost is handed back to pending as it is,
+  rather than failed and retried, because its work goes on elsewhere and its executor,
+  running it again, follows that work instead of starting it twice (a Celery task);
+  False for every kind whose work died with its worker.
 
 Everything is named by dotted path and imported on first use: the classes, rules and
 form sections sit in the layers above (executors, models, web), which import this
@@ -58,6 +62,7 @@ class Kind(NamedTuple):
     command_label: Promise | str
     switched_on: str
     needs_use_shell: str
+    resumes_lost_runs: bool = False
 
 
 _RULES = "jobs.models.job_rules"
@@ -126,11 +131,14 @@ KINDS: tuple[Kind, ...] = (
         executor="jobs.executors.celery_executor.CeleryExecutor",
         rules="jobs.models.celery_rules.celery_errors",
         problem="jobs.models.celery_rules.celery_problem",
-        section="",
+        section="jobs.web.celery_arguments.CelerySection",
         command_label=_("Celery task name"),
         # Offered only where Celery is installed (the [celery] extra).
         switched_on="jobs.executors.celery_names.celery_installed",
         needs_use_shell="",
+        # The task goes on on its Celery worker: a run lost with its scheduler is
+        # followed again, never sent twice (jobs/executors/celery_app.py).
+        resumes_lost_runs=True,
     ),
 )
 
@@ -157,6 +165,13 @@ def needs_use_shell(executor: str, command_line: str) -> bool:
     if kind is None or not kind.needs_use_shell:
         return False
     return bool(load(kind.needs_use_shell)(command_line or ""))
+
+
+def resumes_lost_runs(executor: str) -> bool:
+    """Whether a lost run of this kind is handed back rather than failed (see the row's
+    ``resumes_lost_runs``); False for a kind this site does not know."""
+    kind = kind_of(executor)
+    return kind is not None and kind.resumes_lost_runs
 
 
 def switched_on(kind: Kind) -> bool:

@@ -371,6 +371,17 @@ JOBS_HTTP_ALLOWED_HOSTS = env_list("JOBS_HTTP_ALLOWED_HOSTS", [])
 JOBS_HTTP_TIMEOUT_SECONDS = env_float(
     "JOBS_HTTP_TIMEOUT_SECONDS", 30.0, minimum=0.1, maximum=3600.0
 )
+# Celery jobs (the [celery] extra): the host's Celery app (dotted path; empty: Celery's
+# current app), how far a run follows its task ("result": to its end through the result
+# backend, the default when the app has one; "sent": until the broker accepted it), how
+# often it asks the result backend at most, and the job queues whose Celery queue has
+# another name ("ours=theirs" pairs; the default queue is Celery's task_default_queue).
+JOBS_CELERY_APP = env_str("JOBS_CELERY_APP", "").strip()
+JOBS_CELERY_WAIT = env_str("JOBS_CELERY_WAIT", "").strip().lower()
+if JOBS_CELERY_WAIT not in ("", "result", "sent"):
+    raise ImproperlyConfigured(f"JOBS_CELERY_WAIT must be result or sent, got {JOBS_CELERY_WAIT!r}")
+JOBS_CELERY_POLL_SECONDS = env_float("JOBS_CELERY_POLL_SECONDS", 1.0, minimum=0.01, maximum=60.0)
+JOBS_CELERY_QUEUES = env_list("JOBS_CELERY_QUEUES", [])
 # A run's log keeps at most this many bytes (its beginning and its end).
 JOBS_LOG_MAX_BYTES = env_int("JOBS_LOG_MAX_BYTES", 262144, minimum=1024, maximum=64 * 1024 * 1024)
 # How often a running run's output so far is written to the database.

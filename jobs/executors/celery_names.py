@@ -9,9 +9,9 @@ is installed (the ``[celery]`` extra); finding that out imports nothing of it.
 from __future__ import annotations
 
 import importlib.util
-import json
+import inspect
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from django.utils.translation import gettext
@@ -32,7 +32,10 @@ class CallArguments(NamedTuple):
 
 def celery_installed() -> bool:
     """Whether Celery can be imported here (without importing it)."""
-    return importlib.util.find_spec("celery") is not None
+    try:
+        return importlib.util.find_spec("celery") is not None
+    except (ImportError, ValueError):  # an import hook refusing it, a broken install
+        return False
 
 
 def celery_problem() -> str | None:
@@ -57,8 +60,9 @@ def task_name_problem(name: str) -> str | None:
 
 def argument_errors(arguments: Any) -> dict[str, str]:
     """What is wrong with a celery job's arguments, by argument name ("__all__" for the
-    whole): only ``args`` (a list) and ``kwargs`` (an object with text keys), and every
-    value JSON, since that is what travels to the worker."""
+    whole): only ``args`` (a list) and ``kwargs`` (an object with text keys). That every
+    value is JSON, which is what travels to the worker, is every kind's rule
+    (jobs.models.job_rules.arguments_shape_error)."""
     if not isinstance(arguments, Mapping):
         return {"__all__": gettext("the arguments must be a JSON object")}
     errors: dict[str, str] = {}
@@ -72,23 +76,22 @@ def argument_errors(arguments: Any) -> dict[str, str]:
     kwargs = arguments.get("kwargs", {})
     if not isinstance(kwargs, Mapping) or not all(isinstance(key, str) for key in kwargs):
         errors["kwargs"] = gettext("a JSON object of the task's keyword arguments")
-    if not errors and (problem := json_problem(arguments)) is not None:
-        errors["__all__"] = problem
     return errors
-
-
-def json_problem(value: Any) -> str | None:
-    """Why `value` cannot travel as JSON (Celery's default serializer), or None."""
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError) as error:
-        return gettext("the arguments must be plain JSON values (%(reason)s)") % {
-            "reason": str(error)[:200]
-        }
-    return None
 
 
 def call_arguments(arguments: Mapping[str, Any] | None) -> CallArguments:
     """The args and kwargs of a run's arguments (both may be left out)."""
     arguments = arguments or {}
     return CallArguments(list(arguments.get("args") or []), dict(arguments.get("kwargs") or {}))
+
+
+def named_arguments(function: Callable[..., Any], call: CallArguments) -> dict[str, Any]:
+    """A call's args and kwargs by the names of the parameters they go to (``**kwargs``
+    spread out), as a python task's arguments are kept; TypeError when they do not fit
+    the function's signature (too many, or one given twice)."""
+    parameters = inspect.signature(function).parameters
+    values = dict(inspect.signature(function).bind_partial(*call.args, **call.kwargs).arguments)
+    for parameter in parameters.values():
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD and parameter.name in values:
+            values.update(values.pop(parameter.name))
+    return values

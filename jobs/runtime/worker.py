@@ -425,17 +425,23 @@ def run_started(
     try:
         for index, ticket in enumerate(started):
             if index and (context.stop.is_set() or time.monotonic() - began > time_budget):
-                handed_back = list(started[index:])
-                engine.release(handed_back, worker)
+                rest = list(started[index:])
+                engine.release(rest, worker)
+                handed_back += rest
                 break
             # The run's own context, so that it can be stopped alone (cancelled, past its
             # timeout); the heartbeater stops it too when `context` (the worker's) is.
             run_context = ExecutionContext()
             heartbeater.begin(ticket.run_key, run_context, ticket.timeout_seconds, context, worker)
             try:
-                results.append(execute(executor, ticket, run_context))
+                result = execute(executor, ticket, run_context)
             finally:
                 heartbeater.end(ticket.run_key)
+            if run_context.hand_back:
+                handed_back.append(ticket)
+                engine.release([ticket], worker)
+            else:
+                results.append(result)
         _finish_patiently(results, worker)
         metrics.observe_results(results)
     finally:
