@@ -16,6 +16,7 @@ Celery's own clean-up task are skipped, each with the reason.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
@@ -23,6 +24,7 @@ from typing import Any, NamedTuple
 from django.db import connections
 from django.utils import timezone as django_timezone
 
+from jobs import conf
 from jobs.imports.entries import (
     ENABLED,
     Entry,
@@ -33,7 +35,12 @@ from jobs.imports.entries import (
 )
 from jobs.imports.tables import TableSource
 from jobs.models import ExecutorKind
-from jobs.models.choices import DEFAULT_QUEUE, NAME_MAX_LENGTH
+from jobs.models.choices import (
+    DEFAULT_QUEUE,
+    NAME_MAX_LENGTH,
+    QUEUE_NAME_MAX_LENGTH,
+    QUEUE_NAME_PATTERN,
+)
 from jobs.schedules import arithmetic
 
 SOURCE = "celery-beat"
@@ -202,6 +209,7 @@ def translate(row: BeatRow, now: datetime) -> Entry | Skipped:
     except ValueError as error:
         return Skipped(row.name, row.name, str(error))
     enabled = row.enabled
+    queue = _queue(row.queue, notes)
     notes.extend(_option_notes(row, now))
     if row.expires is not None and row.expires <= now:
         enabled = False
@@ -212,7 +220,7 @@ def translate(row: BeatRow, now: datetime) -> Entry | Skipped:
         "executor": CELERY_EXECUTOR,
         "command": row.task,
         "arguments": arguments,
-        "queue": row.queue or DEFAULT_QUEUE,
+        "queue": queue,
         "priority": row.priority or 0,
         **schedule,
     }
@@ -284,6 +292,27 @@ def _next_cron(expression: str, zone: str, row: BeatRow, now: datetime) -> datet
     if moment is None:
         raise ValueError(f"its crontab {expression!r} never occurs again")
     return moment
+
+
+def _queue(celery_queue: str | None, notes: list[str]) -> str:
+    """The job queue whose runs go to `celery_queue`: the one JOBS_CELERY_QUEUES renames to
+    it, else its own name when it is one here (else a name made of it, with a note)."""
+    if not celery_queue:
+        return DEFAULT_QUEUE  # the celery executor sends it to the app's default queue
+    renamed = {theirs: ours for ours, theirs in conf.celery_queues().items()}
+    if celery_queue in renamed:
+        return renamed[celery_queue]
+    if (
+        re.fullmatch(QUEUE_NAME_PATTERN, celery_queue)
+        and len(celery_queue) <= QUEUE_NAME_MAX_LENGTH
+    ):
+        return celery_queue
+    ours = re.sub(r"[^A-Za-z0-9_-]+", "-", celery_queue)[:QUEUE_NAME_MAX_LENGTH].strip("-") or "q"
+    notes.append(
+        f"the Celery queue {celery_queue!r} is not a queue name here: its job's queue is "
+        f"{ours!r}; add {ours}={celery_queue} to JOBS_CELERY_QUEUES"
+    )
+    return ours
 
 
 def _option_notes(row: BeatRow, now: datetime) -> list[str]:

@@ -115,6 +115,21 @@ def test_a_second_import_updates_in_place(source_db: Path) -> None:
     assert (edit.channel, edit.job_id) == (Channel.IMPORT, invoices.pk)
 
 
+def test_a_celery_queue_with_a_dot_gets_a_queue_here_and_the_setting_to_add(
+    source_db: Path, settings: object
+) -> None:
+    sql(source_db, "UPDATE django_celery_beat_periodictask SET queue = 'reports.high'")
+    settings.JOBS_CELERY_QUEUES = {"fast": "billing"}  # type: ignore[attr-defined]
+
+    out = importschedules(url(source_db))
+
+    assert Job.objects.get(name="launch").queue == "reports-high"
+    assert "add reports-high=reports.high to JOBS_CELERY_QUEUES" in out
+    sql(source_db, "UPDATE django_celery_beat_periodictask SET queue = 'billing'")
+    importschedules(url(source_db))
+    assert Job.objects.get(name="launch").queue == "fast"  # JOBS_CELERY_QUEUES's name for it
+
+
 def test_an_operators_change_stays_while_the_source_is_unchanged(source_db: Path) -> None:
     importschedules(url(source_db))
     job = Job.objects.get(name="invoices")
