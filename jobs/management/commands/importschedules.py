@@ -86,8 +86,8 @@ class Command(BaseCommand):
             # Job.import_source and import_key are unique together: another import of the
             # same source created one of these jobs since this one read the table.
             raise CommandError(
-                f"the database refused the import ({error}): was another import of this "
-                "source running? Nothing was changed; run it again",
+                f"the database refused the import ({error}); nothing was changed. Another "
+                "import of the same source at the same time does this: run it again",
                 returncode=INVALID,
             ) from None
         finally:
