@@ -258,3 +258,31 @@ def test_a_scheduler_killed_after_sending_is_followed_by_the_next_without_a_seco
     assert JobHistory.objects.filter(job=job).count() == 1  # no retry was made
     assert done.exists()
     assert celery_site.receipts_of(run) == 1  # the worker's own count: one delivery
+
+
+def test_a_scheduler_stopped_while_following_hands_the_run_back_to_the_next(celery_site, tmp_path):
+    env = {**celery_site.env, "JOBS_SHUTDOWN_GRACE_SECONDS": 1}
+    done = tmp_path / "done"
+    job = celery_job("sleeper", "jobs_tests.sleep_then_write", {"args": [4, str(done)]})
+    first = scheduler("--workers", "2", **env)
+    try:
+        engine.run_now(job)
+        wait_until(Path(f"{done}.started").exists, 60)
+        assert first.stop(timeout=30) == 0, first.log()
+    finally:
+        first.cleanup()
+    run = JobHistory.objects.get(job=job)
+    # Handed back as it is, the task still going on its worker: not failed, not retried.
+    assert run.status == RunStatus.PENDING and not run.worker
+    second = scheduler("--workers", "2", **env)
+    try:
+        finished = wait_until(
+            lambda: JobHistory.objects.filter(job=job, status__in=FINISHED).first(), 90
+        )
+    finally:
+        second.stop(timeout=30)
+        second.cleanup()
+    assert finished.pk == run.pk and finished.status == RunStatus.SUCCESS, finished.log
+    assert "sent before by an earlier worker of this run" in finished.log
+    assert JobHistory.objects.filter(job=job).count() == 1
+    assert celery_site.receipts_of(run) == 1
