@@ -135,12 +135,23 @@ def _code_fieldset(job: Job) -> tuple:
     return (_("Defined in code"), {"fields": ("code_origin",), "description": note})
 
 
+def _import_fieldset() -> tuple:
+    """The fieldset saying where an imported job came from (manage.py importschedules)."""
+    note = _(
+        "Imported by manage.py importschedules: another import updates the fields its "
+        "source sets when that source has changed. Enabling or disabling the job stays yours."
+    )
+    return (_("Imported"), {"fields": ("import_origin",), "description": note})
+
+
 def job_fieldsets(obj: Job, user: Any) -> tuple:
     """The fieldsets of a stored job's page: with where it is declared in code, the
     secret's removal when there is one, and masked for a user who may not see secrets."""
     fieldsets = (*FIELDSETS, STATUS_FIELDSET)
     if obj.code_key:
         fieldsets = (_code_fieldset(obj), *fieldsets)
+    if obj.import_key:
+        fieldsets = (_import_fieldset(), *fieldsets)
     if obj.webhook_secret:
         # Offered by JobAdminForm only when there is a secret to remove.
         fieldsets = tuple(

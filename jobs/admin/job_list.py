@@ -86,6 +86,10 @@ class JobColumnsMixin:
             "key": job.code_key,
         }
 
+    @admin.display(description=_("imported from"))
+    def import_origin(self, job: Job) -> str:
+        return _("%(source)s (key %(key)s)") % {"source": job.import_source, "key": job.import_key}
+
     @admin.display(description=_("links"))
     def links(self, job: Job) -> SafeString:
         return format_html(
