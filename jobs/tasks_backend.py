@@ -82,15 +82,14 @@ class SchedulerBackend(_Base):
         self.validate_task(task)
         call = framework.TaskCall(framework.normalize(list(args)), framework.normalize(kwargs))
         now = timezone.now()
-        job_id = enqueue.task_job_id(_task_info(task), now)
-        run = enqueue.enqueue_run(
-            job_id,
-            call,
-            queue=task.queue_name,
-            priority=task.priority,
-            run_after=task.run_after,
-            now=now,
-        )
+        info = _task_info(task)
+        options = {"queue": task.queue_name, "priority": task.priority, "run_after": task.run_after}
+        try:
+            run = enqueue.enqueue_run(enqueue.task_job_id(info, now), call, now=now, **options)
+        except enqueue.JobGone:
+            # Deleted by an operator since this process cached its id: made again.
+            enqueue.forget_job_ids()
+            run = enqueue.enqueue_run(enqueue.task_job_id(info, now), call, now=now, **options)
         logger.debug("task id=%s path=%s enqueued", run.pk, task.module_path)
         base = framework.part("base")
         return base.TaskResult(

@@ -64,14 +64,17 @@ def normalize(value: Any) -> Any:
     """`value` as JSON gives it back (tuples as lists); TypeError for anything JSON cannot
     hold, as the framework itself says it (its normalize_json), so a task's arguments and
     return value are refused alike by every backend."""
-    try:
-        from django.utils.json import normalize_json  # Django 6
-    except ImportError:
+    return _normalizer()(value)
+
+
+@cache
+def _normalizer() -> Any:
+    for module_name in ("django.utils.json", "django_tasks.utils"):  # Django 6, the backport
         try:
-            from django_tasks.utils import normalize_json  # the backport
-        except ImportError:
-            return json.loads(json.dumps(value))
-    return normalize_json(value)
+            return importlib.import_module(module_name).normalize_json
+        except (ImportError, AttributeError):
+            continue
+    return lambda value: json.loads(json.dumps(value))
 
 
 class TaskCall(NamedTuple):
