@@ -98,4 +98,4 @@ def test_run_after_in_the_past_runs_at_once():
 
 def test_a_naive_run_after_is_refused():
     with pytest.raises(InvalidTask, match="run_after must be an aware datetime"):
-        tasks.noop_task.using(run_after=datetime(2030, 1, 1))  # noqa: DTZ001
+        tasks.noop_task.using(run_after=datetime(2030, 1, 1))

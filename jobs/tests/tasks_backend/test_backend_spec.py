@@ -43,7 +43,7 @@ def test_an_enqueued_task_is_ready_then_successful_after_a_pass(task):
     assert result.enqueued_at is not None and result.started_at is None
     assert (result.args, result.kwargs, result.attempts, result.task) == ([1], {"two": 3}, 0, task)
     with pytest.raises(ValueError, match="Task has not finished yet"):
-        result.return_value
+        result.return_value  # noqa: B018 - reading it raises
 
     run_enqueued()
     result.refresh()
@@ -104,7 +104,7 @@ def test_a_task_that_raises_fails_with_its_exception_and_traceback(task, excepti
 
     assert result.status == FAILED and result.is_finished is True
     with pytest.raises(ValueError, match="Task failed"):
-        result.return_value
+        result.return_value  # noqa: B018 - reading it raises
     assert result.enqueued_at <= result.started_at <= result.finished_at
     assert result.errors[0].exception_class is exception
     assert result.errors[0].traceback.endswith(f"{exception.__name__}: {message}\n")
