@@ -91,21 +91,7 @@ class SchedulerBackend(_Base):
             enqueue.forget_job_ids()
             run = enqueue.enqueue_run(enqueue.task_job_id(info, now), call, now=now, **options)
         logger.debug("task id=%s path=%s enqueued", run.pk, task.module_path)
-        base = framework.part("base")
-        return base.TaskResult(
-            task=task,
-            id=str(run.pk),
-            status=base.TaskResultStatus.READY,
-            enqueued_at=run.created_at,
-            started_at=None,
-            finished_at=None,
-            last_attempted_at=None,
-            args=call.args,
-            kwargs=call.kwargs,
-            backend=self.alias,
-            errors=[],
-            worker_ids=[],
-        )
+        return framework.task_result(task, str(run.pk), "READY", call, enqueued_at=run.created_at)
 
     def get_result(self, result_id: Any) -> Any:
         """The result of the run `result_id` (any attempt's id), read from the runs."""
@@ -147,18 +133,15 @@ def _result(alias: str, target: Any, found: enqueue.Enqueued) -> Any:
         run_after=found.not_before if found.not_before > found.scheduled_for else None,
     )
     started = [a for a in attempts if a.started_at is not None]
-    call = framework.call_of(found.arguments)
-    result = base.TaskResult(
-        task=task,
-        id=str(found.run_id),
-        status=base.TaskResultStatus(_STATUSES.get(last.status, "FAILED")),
+    result = framework.task_result(
+        task,
+        str(found.run_id),
+        _STATUSES.get(last.status, "FAILED"),
+        framework.call_of(found.arguments),
         enqueued_at=attempts[0].created_at,
         started_at=started[0].started_at if started else None,
         finished_at=None if last.status in _UNFINISHED else last.finished_at,
         last_attempted_at=started[-1].started_at if started else None,
-        args=call.args,
-        kwargs=call.kwargs,
-        backend=alias,
         errors=[_error(base, a) for a in attempts if a.status not in _STATUSES],
         worker_ids=[a.worker for a in started],
     )

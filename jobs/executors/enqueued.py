@@ -85,24 +85,17 @@ def task_context(target: Any, ticket: RunTicket, call: framework.TaskCall) -> An
     """The TaskContext a task that takes one gets: its result as the run stands. Its id is
     this attempt's run (get_result() takes any attempt's id); its attempts count this
     one (the earlier workers' names are the database's, not the executor's)."""
-    base = framework.part("base")
     now = datetime.now(UTC)
-    workers = [""] * (ticket.attempt - 1) + [f"{socket.gethostname()}:{os.getpid()}"]
-    result = base.TaskResult(
-        task=target.using(priority=ticket.priority, queue_name=ticket.queue),
-        id=str(ticket.run_id),
-        status=base.TaskResultStatus.RUNNING,
-        enqueued_at=None,
+    result = framework.task_result(
+        target.using(priority=ticket.priority, queue_name=ticket.queue),
+        str(ticket.run_id),
+        "RUNNING",
+        call,
         started_at=now,
-        finished_at=None,
         last_attempted_at=now,
-        args=call.args,
-        kwargs=call.kwargs,
-        backend=target.backend,
-        errors=[],
-        worker_ids=workers,
+        worker_ids=[""] * (ticket.attempt - 1) + [f"{socket.gethostname()}:{os.getpid()}"],
     )
-    return base.TaskContext(task_result=result)
+    return framework.part("base").TaskContext(task_result=result)
 
 
 class EnqueuedTaskExecutor:

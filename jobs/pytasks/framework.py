@@ -113,6 +113,26 @@ def shape_problem(arguments: Any) -> str | None:
     return None
 
 
+def task_result(task: Any, result_id: str, status: str, call: TaskCall, **moments: Any) -> Any:
+    """The framework's TaskResult of `task` for `call`, with `status` (a TaskResultStatus
+    name) and, as given, enqueued_at, started_at, finished_at, last_attempted_at (None
+    otherwise), errors and worker_ids ([] otherwise)."""
+    base = part("base")
+    times = ("enqueued_at", "started_at", "finished_at", "last_attempted_at")
+    return base.TaskResult(
+        task=task,
+        id=result_id,
+        status=base.TaskResultStatus[status],
+        args=call.args,
+        kwargs=call.kwargs,
+        backend=task.backend,
+        errors=moments.pop("errors", []),
+        worker_ids=moments.pop("worker_ids", []),
+        **{name: moments.pop(name, None) for name in times},
+        **moments,
+    )
+
+
 def error_record(error: BaseException) -> dict[str, str]:
     """A raised exception as a result stores it: its class's dotted path and traceback."""
     kind = type(error)
