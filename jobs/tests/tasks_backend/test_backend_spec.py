@@ -213,3 +213,16 @@ def test_a_tasks_job_deleted_by_an_operator_is_made_again_on_the_next_enqueue():
 
     run = JobHistory.objects.select_related("job").get(pk=result.id)
     assert run.job.enqueued_task and run.arguments == {"args": [2], "kwargs": {}}
+
+
+def test_a_cancelled_run_is_failed_with_the_scheduler_ending_it():
+    from jobs import engine
+    from jobs.pytasks.framework import RunEnded
+
+    result = tasks.noop_task.enqueue()
+    engine.cancel_run(JobHistory.objects.get(pk=result.id), by="alice")
+    result.refresh()
+
+    assert result.status == FAILED and result.attempts == 0
+    assert result.errors[0].exception_class is RunEnded
+    assert "cancelled by alice" in result.errors[0].traceback

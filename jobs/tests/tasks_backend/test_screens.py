@@ -82,3 +82,13 @@ def test_no_form_offers_the_kind_and_no_other_job_may_take_it(staff):
     )
     assert response.status_code == 400
     assert not Job.objects.filter(name="sneaky").exists()
+
+
+def test_the_api_says_which_jobs_are_enqueued_tasks(staff, make_job):
+    tasks.noop_task.enqueue()
+    make_job(name="scheduled")
+    jobs = staff.get("/api/v1/jobs/").json()["results"]
+    assert {job["name"]: job["enqueued_task"] for job in jobs} == {
+        tasks.noop_task.module_path: True,
+        "scheduled": False,
+    }
