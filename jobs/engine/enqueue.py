@@ -93,7 +93,10 @@ def _find_or_make(task: TaskInfo, key: str, now: datetime | None) -> uuid.UUID:
     )
     job.code_declaration = {name: _json(getattr(job, name)) for name in OWNED_FIELDS}
     try:
-        with acting(None, Channel.CODE, "task backend"), transaction.atomic():
+        # A savepoint in the caller's transaction, or a write transaction of its own
+        # (SQLite's writer lock first): a lost race then leaves either usable.
+        writing = transaction.atomic() if connection.in_atomic_block else store().writing()
+        with acting(None, Channel.CODE, "task backend"), writing:
             job.save()
     except IntegrityError:
         # Another process made it first.

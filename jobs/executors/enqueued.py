@@ -14,6 +14,7 @@ path imported here is always one that `enqueue()` was given a task object for.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import traceback
@@ -35,6 +36,9 @@ from jobs.runs import RunTicket
 KIND = "task"
 # How much of a return value's repr goes to the log (the value itself is stored whole).
 RESULT_MAX_CHARS = 2000
+# The largest return value kept, as JSON text: a bigger one fails the run saying so
+# (a result is read whole by every get_result(); a blob belongs in storage of its own).
+RETURN_VALUE_MAX_CHARS = 1_000_000
 
 
 def find_task(path: str) -> Any:
@@ -122,6 +126,12 @@ class EnqueuedTaskExecutor:
                 value = target.call(*args, **call.kwargs)
             # Django requires a JSON return value: anything else fails the run, saying so.
             value = framework.normalize(value)
+            size = len(json.dumps(value))
+            if size > RETURN_VALUE_MAX_CHARS:
+                raise ValueError(
+                    f"the return value is {size:,} characters of JSON, more than the "
+                    f"{RETURN_VALUE_MAX_CHARS:,} a result keeps"
+                )
         except (Exception, SystemExit, KeyboardInterrupt) as error:
             # SystemExit and KeyboardInterrupt end the task, never the worker's thread.
             output.line("the task raised an exception:")

@@ -133,12 +133,17 @@ def task_result(task: Any, result_id: str, status: str, call: TaskCall, **moment
     )
 
 
+# The most of a traceback a result keeps: its end, where the error is.
+TRACEBACK_MAX_CHARS = 100_000
+
+
 def error_record(error: BaseException) -> dict[str, str]:
-    """A raised exception as a result stores it: its class's dotted path and traceback."""
+    """A raised exception as a result stores it: its class's dotted path and traceback
+    (its last TRACEBACK_MAX_CHARS characters)."""
     kind = type(error)
     return {
         "exception_class_path": f"{kind.__module__}.{kind.__qualname__}",
-        "traceback": "".join(traceback.format_exception(error)),
+        "traceback": "".join(traceback.format_exception(error))[-TRACEBACK_MAX_CHARS:],
     }
 
 

@@ -62,6 +62,11 @@ def complex_return_value() -> Any:
     return {"when": object()}
 
 
+@task()
+def huge_return_value() -> str:
+    return "x" * 1_000_001
+
+
 @task(takes_context=True)
 def get_task_id(context: Any) -> str:
     return context.task_result.id

@@ -226,3 +226,13 @@ def test_a_cancelled_run_is_failed_with_the_scheduler_ending_it():
     assert result.status == FAILED and result.attempts == 0
     assert result.errors[0].exception_class is RunEnded
     assert "cancelled by alice" in result.errors[0].traceback
+
+
+def test_a_return_value_over_the_cap_fails_the_task_saying_so():
+    result = tasks.huge_return_value.enqueue()
+    run_enqueued()
+    result.refresh()
+
+    assert result.status == FAILED and result.errors[0].exception_class is ValueError
+    assert "more than the 1,000,000 a result keeps" in result.errors[0].traceback
+    assert JobHistory.objects.get(pk=result.id).result["error"]
