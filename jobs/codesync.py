@@ -160,7 +160,8 @@ def sync(*, apply: bool = True, actor: str = "syncjobs") -> SyncReport:
         stored = {
             job.code_key: job
             for job in Job.objects.select_for_update()
-            .filter(code_key__isnull=False)
+            # The implicit jobs of enqueued tasks (jobs.tasks_backend) are no declarations.
+            .filter(code_key__isnull=False, enqueued_task=False)
             .order_by("code_key")
         }
         planned: list[_Planned] = []

@@ -91,6 +91,19 @@ KINDS: tuple[Kind, ...] = (
         switched_on="",
         needs_use_shell="",
     ),
+    # Enqueued Django tasks (jobs.tasks_backend): the backend makes one job per task,
+    # on its first enqueue(); never offered on a form, never made there.
+    Kind(
+        value="task",
+        label=_("Enqueued Django task"),
+        executor="jobs.executors.enqueued.EnqueuedTaskExecutor",
+        rules="jobs.executors.enqueued.task_errors",
+        problem="jobs.executors.enqueued.job_problem",
+        section="",
+        command_label=_("Task"),
+        switched_on="jobs.executors.enqueued.never_offered",
+        needs_use_shell="",
+    ),
     Kind(
         value="command",
         label=_("Management command"),

@@ -337,6 +337,10 @@ JOBS_SIM_SEED = env_int("JOBS_SIM_SEED", None)
 # Python tasks: besides each installed app's `tasks` module, these modules are imported
 # to find the functions registered with @jobs.register.
 JOBS_TASK_MODULES = env_list("JOBS_TASK_MODULES", ["jobs.example_tasks"])
+# Django's task framework (django.tasks on Django 6, the django-tasks backport on 5.2):
+# every task.enqueue() is a run of this scheduler (docs/django-tasks.md). No QUEUES
+# list: a task may name any queue (a scheduler serves it with --queues).
+TASKS = {"default": {"BACKEND": "jobs.tasks_backend.SchedulerBackend", "QUEUES": []}}
 # runscheduler syncs the schedules declared in code (@register(cron=...)) as it starts,
 # as `manage.py syncjobs` does; off for a rolling deploy that runs syncjobs as a release
 # step (docs/scheduling.md "Schedules in code").

@@ -122,7 +122,12 @@ STATUS_FIELDSET = (
 
 def _code_fieldset(job: Job) -> tuple:
     """The fieldset saying that (and where) a job is declared in code."""
-    if job.declared_in_code:
+    if job.enqueued_task:
+        note = _(
+            "Made by the task's first enqueue(); each enqueue() is one of its runs. Its "
+            "name and what it runs are the code's and read-only here."
+        )
+    elif job.declared_in_code:
         note = _(
             "The fields the code sets are read-only here: change them in the code, then "
             "run manage.py syncjobs. Enabling or disabling the job stays yours."

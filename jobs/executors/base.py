@@ -26,6 +26,9 @@ from jobs.runs import ProcessGroup, RunTicket
 class Outcome:
     succeeded: bool
     log: str
+    # What the run returned or raised, as JSON, for the runs that keep it (enqueued
+    # Django tasks: jobs.pytasks.framework.stored_outcome); None for every other run.
+    result: Any = None
 
 
 # Why a run's context was stopped (ExecutionContext.reason).

@@ -176,6 +176,8 @@ class Trigger(models.TextChoices):
     # Started by another job's run that succeeded or failed for good (Job.on_success,
     # Job.on_failure; jobs/engine/chains.py).
     CHAIN = "chain", _("Chain")
+    # Made by task.enqueue() (jobs.tasks_backend), or "run again" of such a run.
+    ENQUEUE = "enqueue", _("Enqueued")
 
 
 # Fields whose change moves the job to a new schedule (and recomputes next_run_at). All

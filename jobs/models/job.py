@@ -331,6 +331,13 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
     code_declaration = models.JSONField(
         _("declared in code"), null=True, blank=True, editable=False
     )
+    # The implicit job of one enqueued Django task (jobs.tasks_backend), made on its
+    # first enqueue() with code_key "task:<its dotted path>" (so the unique key makes one
+    # job however many processes enqueue it first at once); the code owns its name and
+    # what it runs, as for a declared job, and syncjobs leaves it alone.
+    enqueued_task = models.BooleanField(
+        _("enqueued task"), default=False, db_default=False, editable=False
+    )
 
     # Imported by `manage.py importschedules` (jobs/imports/): where from ("celery-beat",
     # "django-q2", "crontab:<file>"), the entry's key there (unique per source while set, so a

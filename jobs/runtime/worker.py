@@ -331,10 +331,10 @@ def execute(executor: Executor, ticket: RunTicket, context: ExecutionContext) ->
         )
     try:
         outcome = executor.execute(ticket, context)
-        succeeded, log = outcome.succeeded, outcome.log
+        succeeded, log, result = outcome.succeeded, outcome.log, outcome.result
     except Exception:
         logger.exception("executor raised for run %s of job %r", ticket.run_key, ticket.job_name)
-        succeeded = False
+        succeeded, result = False, None
         log = f"$ {ticket.command}\nthe executor raised an exception:\n{traceback.format_exc()}"
     finished_at = datetime.now(UTC)
     timeout = ticket.timeout_seconds
@@ -354,7 +354,12 @@ def execute(executor: Executor, ticket: RunTicket, context: ExecutionContext) ->
             (finished_at - started_at).total_seconds(),
         )
     return RunResult(
-        ticket=ticket, succeeded=succeeded, log=log, started_at=started_at, finished_at=finished_at
+        ticket=ticket,
+        succeeded=succeeded,
+        log=log,
+        started_at=started_at,
+        finished_at=finished_at,
+        result=result,
     )
 
 
