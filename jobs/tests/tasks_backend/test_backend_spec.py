@@ -27,6 +27,14 @@ from jobs.tests.tasks_backend.helpers import (
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+def _ran(task):
+    """The result of one enqueue of `task` (no arguments) after a scheduler pass."""
+    result = task.enqueue()
+    run_enqueued()
+    result.refresh()
+    return result
+
+
 def test_the_default_backend_is_the_schedulers():
     assert isinstance(backend(), SchedulerBackend)
     assert backend().alias == "default"
@@ -98,9 +106,7 @@ def test_the_result_id_is_the_runs_id_and_the_run_keeps_the_call():
     ],
 )
 def test_a_task_that_raises_fails_with_its_exception_and_traceback(task, exception, message):
-    result = task.enqueue()
-    run_enqueued()
-    result.refresh()
+    result = _ran(task)
 
     assert result.status == FAILED and result.is_finished is True
     with pytest.raises(ValueError, match="Task failed"):
@@ -112,9 +118,7 @@ def test_a_task_that_raises_fails_with_its_exception_and_traceback(task, excepti
 
 
 def test_a_complex_exception_is_kept_as_raised():
-    result = tasks.complex_exception.enqueue()
-    run_enqueued()
-    result.refresh()
+    result = _ran(tasks.complex_exception)
 
     assert result.status == FAILED and result._return_value is None
     assert result.errors[0].exception_class is ValueError
@@ -122,9 +126,7 @@ def test_a_complex_exception_is_kept_as_raised():
 
 
 def test_a_return_value_json_cannot_hold_fails_the_task():
-    result = tasks.complex_return_value.enqueue()
-    run_enqueued()
-    result.refresh()
+    result = _ran(tasks.complex_return_value)
 
     assert result.status == FAILED and result._return_value is None
     assert result.errors[0].exception_class is TypeError
@@ -229,9 +231,7 @@ def test_a_cancelled_run_is_failed_with_the_scheduler_ending_it():
 
 
 def test_a_return_value_over_the_cap_fails_the_task_saying_so():
-    result = tasks.huge_return_value.enqueue()
-    run_enqueued()
-    result.refresh()
+    result = _ran(tasks.huge_return_value)
 
     assert result.status == FAILED and result.errors[0].exception_class is ValueError
     assert "more than the 1,000,000 a result keeps" in result.errors[0].traceback
