@@ -84,3 +84,6 @@ class RunResult:
     log: str
     started_at: datetime
     finished_at: datetime
+    # The W3C traceparent of the run's span when tracing is on (the parent of the runs
+    # its outcome starts, jobs/engine/chains.py), else "".
+    traceparent: str = ""
