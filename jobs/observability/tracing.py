@@ -139,7 +139,10 @@ def configure(service_name: str = "django-jobs-scheduler") -> bool:
             "install django-jobs-scheduler[otel]; no span is exported"
         )
         return False
-    provider = TracerProvider(resource=Resource.create({SERVICE_NAME: service_name}))
+    resource = Resource.create()  # OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
+    if str(resource.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
+        resource = resource.merge(Resource({SERVICE_NAME: service_name}))
+    provider = TracerProvider(resource=resource)
     provider.add_span_processor(batch_processor(OTLPSpanExporter(), BatchSpanProcessor))
     trace.set_tracer_provider(provider)
     return True
