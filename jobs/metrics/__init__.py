@@ -53,6 +53,7 @@ from jobs import conf
 from jobs.models import (
     FINISHED_STATUSES,
     Job,
+    JobHistory,
     RunStatus,
     SchedulerHeartbeat,
     SchedulerState,
@@ -181,6 +182,13 @@ def _run_metrics(now: datetime) -> list[Metric]:
         metrics, "jobs_runs_running", "Runs being executed now.", sum(q.running for q in by_queue)
     )
     metrics.extend(_queue_families(by_queue))
+    # The partial index of running runs: as many rows as are running.
+    _gauge(
+        metrics,
+        "jobs_runs_running_long",
+        "Runs still running past their job's expected duration (alerted once each).",
+        JobHistory.objects.filter(status=RunStatus.RUNNING, running_long_at__isnull=False).count(),
+    )
     # Index jobs_job_due: costs in proportion to the backlog, not to all jobs.
     due = Job.objects.due(now)
     _gauge(

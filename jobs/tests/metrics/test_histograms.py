@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
-from jobs.models import JobHistory
+from jobs.models import JobHistory, RunStatus
 from jobs.tests.api_helpers import finish_run
-from jobs.tests.factories import make_job
+from jobs.tests.factories import make_job, make_run
 from jobs.tests.metrics.test_metrics import scrape
 
 pytestmark = pytest.mark.django_db
@@ -54,3 +55,11 @@ def test_per_job_histograms_with_jobs_metrics_per_job(client, two_queues, settin
     assert figures[f"{duration}_bucket{{job=backup,le=10.0}}"] == 0
     lag = "jobs_job_run_start_lag_recent_seconds"
     assert figures[f"{lag}_gsum{{job=monthly report}}"] == pytest.approx(3, abs=1e-3)
+
+
+def test_runs_running_long_are_counted(client):
+    job = make_job(name="slow")
+    make_run(job, status=RunStatus.RUNNING, running_long_at=timezone.now())
+    make_run(job, status=RunStatus.RUNNING)
+    make_run(job, status=RunStatus.SUCCESS, running_long_at=timezone.now())  # it ended
+    assert scrape(client)["jobs_runs_running_long"] == 1
