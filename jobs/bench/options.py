@@ -11,7 +11,17 @@ from typing import Any, NamedTuple
 
 from django.core.management.base import CommandError, CommandParser
 
-SCENARIOS = ("burst", "steady", "scale", "once", "pages", "alerts", "upcoming", "executors")
+SCENARIOS = (
+    "burst",
+    "steady",
+    "scale",
+    "once",
+    "pages",
+    "alerts",
+    "upcoming",
+    "executors",
+    "tracing",
+)
 
 
 def sizes(text: str) -> list[int]:
@@ -146,6 +156,18 @@ GROUPS: tuple[tuple[str, tuple[Option, ...]], ...] = (
                 help="chatty runs at once, for the live log (100)",
             ),
             _option("--chatty-seconds", type=float, default=5.0, help="how long each prints (5)"),
+        ),
+    ),
+    (
+        "tracing",
+        (
+            _option(
+                "--tracing-runs",
+                type=int,
+                default=5000,
+                help="runs per turn: tracing off, on, exported over OTLP (5,000; extra [otel])",
+            ),
+            _option("--tracing-tries", type=int, default=3, help="turns of each (3)"),
         ),
     ),
 )
