@@ -203,6 +203,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "shell-runs": (1, 100_000),
     "chatty": (1, 256),
     "chatty-seconds": (0.5, 3600),
+    "tracing-runs": (1, 1_000_000),
+    "tracing-tries": (1, 100),
 }
 
 
