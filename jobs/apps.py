@@ -14,6 +14,7 @@ class JobsConfig(AppConfig):
         from jobs.alerts import checks as alert_checks  # noqa: F401 - registers its checks
         from jobs.engine import events
         from jobs.metrics import checks  # noqa: F401 - registers the deploy checks
+        from jobs.observability import checks as observability_checks  # noqa: F401 - its extras
         from jobs.queues import checks as queue_checks  # noqa: F401 - registers the checks of the queue settings
 
         events.on_runs_finished(alerts.runs_finished)

@@ -82,6 +82,13 @@ DEFAULTS: dict[str, Any] = {
     # Metrics and alerts.
     "METRICS_TOKEN": "",
     "JOBS_METRICS_WINDOW_SECONDS": 300.0,
+    # Per-job labels on the /metrics histograms: one series per job, for small sites only.
+    "JOBS_METRICS_PER_JOB": False,
+    # Observability (jobs/observability/): the standalone site's log lines ("text" or
+    # "json"), a span per run (extra [otel]), a Sentry Crons monitor per job (extra [sentry]).
+    "JOBS_LOG_FORMAT": "text",
+    "JOBS_OTEL": False,
+    "JOBS_SENTRY_CRONS": False,
     "JOBS_ALERT_ATTEMPTS": 3,
     "JOBS_ALERT_BACKOFF_SECONDS": 1.0,
     "JOBS_ALERT_TIMEOUT_SECONDS": 10.0,
@@ -373,6 +380,23 @@ def metrics_token() -> str:
 
 def metrics_window() -> timedelta:
     return timedelta(seconds=float(setting("JOBS_METRICS_WINDOW_SECONDS")))
+
+
+def metrics_per_job() -> bool:
+    return bool(setting("JOBS_METRICS_PER_JOB"))
+
+
+def log_format() -> str:
+    """ "text" or "json": how the standalone site writes its log lines."""
+    return str(setting("JOBS_LOG_FORMAT") or "text")
+
+
+def otel_enabled() -> bool:
+    return bool(setting("JOBS_OTEL"))
+
+
+def sentry_crons_enabled() -> bool:
+    return bool(setting("JOBS_SENTRY_CRONS"))
 
 
 def alert_attempts() -> int:

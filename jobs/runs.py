@@ -86,3 +86,6 @@ class RunResult:
     finished_at: datetime
     # The executor's Outcome.result (JSON; None for the runs that keep none).
     result: object = None
+    # The W3C traceparent of the run's span when tracing is on (the parent of the runs
+    # its outcome starts, jobs/engine/chains.py), else "".
+    traceparent: str = ""

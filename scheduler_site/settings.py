@@ -19,7 +19,7 @@ from django.core.validators import validate_email
 from jobs.api.schema import SCHEMA_SETTINGS as API_SCHEMA_SETTINGS
 from jobs.outbound.signing import BadSecret
 from jobs.outbound.signing import parse_secret as parse_webhook_secret
-from scheduler_site import dotenv
+from scheduler_site import dotenv, observability
 from scheduler_site.env import (
     env_bool,
     env_float,
@@ -477,6 +477,12 @@ METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 JOBS_METRICS_WINDOW_SECONDS = env_float(
     "JOBS_METRICS_WINDOW_SECONDS", 300.0, minimum=10.0, maximum=86400.0
 )
+# Per-job labels on the /metrics histograms (one series per job: small sites); spans per
+# run (extra [otel]), Sentry Crons monitors (extra [sentry]): docs/observability.md.
+JOBS_METRICS_PER_JOB = env_bool("JOBS_METRICS_PER_JOB", False)
+JOBS_OTEL = env_bool("JOBS_OTEL", False)
+JOBS_SENTRY_CRONS = env_bool("JOBS_SENTRY_CRONS", False)
+SENTRY_DSN = env_str("SENTRY_DSN", "")
 
 # Alerts: tries per alert, the wait before the second (doubling after), the total time
 # one webhook delivery may take.
@@ -558,11 +564,13 @@ if RUN_LOG_LEVEL not in _LOG_LEVELS:
     raise ImproperlyConfigured(
         f"RUN_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, got {RUN_LOG_LEVEL!r}"
     )
+# "json": one JSON object per line, with the run's fields while it runs.
+JOBS_LOG_FORMAT = env_str("JOBS_LOG_FORMAT", "text").strip().lower()
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "plain": observability.line_formatter(JOBS_LOG_FORMAT),
         # Django's own format for runserver's request lines.
         "django.server": {
             "()": "django.utils.log.ServerFormatter",
@@ -595,3 +603,4 @@ LOGGING = {
         },
     },
 }
+observability.set_up(otel=JOBS_OTEL, sentry_dsn=SENTRY_DSN)

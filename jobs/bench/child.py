@@ -70,6 +70,12 @@ def _executors(spec: Spec, progress: Progress) -> dict[str, Any]:
     )
 
 
+def _tracing(spec: Spec, progress: Progress) -> dict[str, Any]:
+    from jobs.bench import tracing  # imports OpenTelemetry: only for this scenario
+
+    return tracing.run(spec["runs"], spec["workers"], progress, tries=spec["tries"])
+
+
 def _pages(spec: Spec, progress: Progress) -> dict[str, Any]:
     return pages.run(
         spec["jobs"],
@@ -97,6 +103,7 @@ RUNNERS: dict[str, Callable[[Spec, Progress], dict[str, Any]]] = {
     "scale": _scale,
     "once": _once,
     "executors": _executors,
+    "tracing": _tracing,
     "pages": _pages,
     "alerts": _alerts,
     "upcoming": _upcoming,

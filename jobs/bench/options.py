@@ -11,7 +11,17 @@ from typing import Any, NamedTuple
 
 from django.core.management.base import CommandError, CommandParser
 
-SCENARIOS = ("burst", "steady", "scale", "once", "pages", "alerts", "upcoming", "executors")
+SCENARIOS = (
+    "burst",
+    "steady",
+    "scale",
+    "once",
+    "pages",
+    "alerts",
+    "upcoming",
+    "executors",
+    "tracing",
+)
 
 
 def sizes(text: str) -> list[int]:
@@ -148,6 +158,18 @@ GROUPS: tuple[tuple[str, tuple[Option, ...]], ...] = (
             _option("--chatty-seconds", type=float, default=5.0, help="how long each prints (5)"),
         ),
     ),
+    (
+        "tracing",
+        (
+            _option(
+                "--tracing-runs",
+                type=int,
+                default=5000,
+                help="runs per turn: tracing off, on, exported over OTLP (5,000; extra [otel])",
+            ),
+            _option("--tracing-tries", type=int, default=3, help="turns of each (3)"),
+        ),
+    ),
 )
 
 # After the groups, for every scenario.
@@ -181,6 +203,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "shell-runs": (1, 100_000),
     "chatty": (1, 256),
     "chatty-seconds": (0.5, 3600),
+    "tracing-runs": (1, 1_000_000),
+    "tracing-tries": (1, 100),
 }
 
 

@@ -114,6 +114,17 @@ def _executors(options: dict[str, Any]) -> list[Spec]:
     ]
 
 
+def _tracing(options: dict[str, Any]) -> list[Spec]:
+    return [
+        {
+            "scenario": "tracing",
+            "runs": options["tracing_runs"],
+            "tries": options["tracing_tries"],
+            "workers": options["workers"],
+        }
+    ]
+
+
 # A scenario's name -> its specs from the options (every name of SCENARIOS).
 PLANNERS: dict[str, Callable[[dict[str, Any]], list[Spec]]] = {
     "burst": _burst,
@@ -124,6 +135,7 @@ PLANNERS: dict[str, Callable[[dict[str, Any]], list[Spec]]] = {
     "alerts": _alerts,
     "upcoming": _upcoming,
     "executors": _executors,
+    "tracing": _tracing,
 }
 
 
@@ -148,4 +160,6 @@ def describe(spec: Spec) -> str:
         return f"upcoming, {spec['jobs']:,} jobs"
     if scenario == "executors":
         return f"executors, {spec['runs']:,} runs per kind, {spec['chatty']} chatty runs"
+    if scenario == "tracing":
+        return f"tracing, {spec['runs']:,} runs off / on / exported, {spec['tries']} times"
     return f"pages, {spec['jobs']:,} jobs and {spec['runs']:,} runs"

@@ -18,6 +18,7 @@ from django.utils.translation import gettext
 from jobs.executors.command_line import command_line
 from jobs.models import ChangeAction, ExecutorKind, Job, JobHistory, RunStatus, Trigger, gate
 from jobs.models.changes import record_run_action
+from jobs.observability import traceparent
 from jobs.runs import as_key
 from jobs.sql import store
 from jobs.sql.rows import JobStatus
@@ -57,6 +58,8 @@ def run_now(
                     # The job's pool and its place there, as for a scheduled run.
                     queue=job.queue,
                     priority=job.priority,
+                    # A traced request's span becomes the run's parent (JOBS_OTEL).
+                    traceparent=traceparent.traceparent_for_new_run(),
                 )
                 record_run_action(job.pk, job.name, ChangeAction.RUN_NOW, run.pk)
                 return run

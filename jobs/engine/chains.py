@@ -35,7 +35,7 @@ from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from jobs.engine import overlap
-from jobs.models import ExecutorKind, OverlapPolicy, RunStatus
+from jobs.models import ExecutorKind, JobHistory, OverlapPolicy, RunStatus
 from jobs.runs import RunResult, RunTicket, new_key
 from jobs.sql.base import Operations, Store
 from jobs.sql.rows import ChainedRun, ChainLink, JobStatus
@@ -61,6 +61,7 @@ class Cause(NamedTuple):
     job_name: str
     status: str  # success, or failed (for good): the links it follows
     finished_at: datetime
+    traceparent: str = ""  # the cause's span, when tracing is on: the runs' parent
 
 
 class _Start(NamedTuple):
@@ -89,6 +90,7 @@ def causes(results: Iterable[RunResult]) -> list[Cause]:
             r.ticket.job_name,
             _SUCCESS if r.succeeded else _FAILED,
             r.finished_at,
+            r.traceparent,
         )
         for r in results
         if final(r.ticket, r.succeeded)
@@ -117,6 +119,7 @@ def start(ops: Operations, found: Sequence[Cause], job_keys: Sequence[str], now:
         return 0
     starts, decided = _decide(ops, planned, now)
     inserted = _insert(ops, starts, now)
+    _keep_parents(inserted)
     if decided is not None:
         dt = ops.store.adapt_datetime
         statuses = [
@@ -223,6 +226,17 @@ def _arguments(ops: Operations, start: _Start) -> object:
     if isinstance(target.arguments, str):  # JSON text as SQLite gave it
         return target.arguments
     return ops.store.adapt_json(target.arguments)
+
+
+def _keep_parents(inserted: Sequence[_Start]) -> None:
+    """Write the cause's traceparent on the runs it started (tracing on: one UPDATE per
+    traced cause, in the cause's transaction; nothing when tracing is off)."""
+    by_parent: dict[str, list[str]] = {}
+    for start in inserted:
+        if start.cause.traceparent:
+            by_parent.setdefault(start.cause.traceparent, []).append(start.key)
+    for parent, keys in by_parent.items():
+        JobHistory.objects.filter(pk__in=keys).update(traceparent=parent)
 
 
 def _insert(ops: Operations, starts: list[_Start], now: datetime) -> list[_Start]:

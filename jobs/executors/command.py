@@ -33,6 +33,7 @@ from jobs.executors.base import ExecutionContext, Outcome
 from jobs.executors.command_line import command_line
 from jobs.executors.output import RunOutput
 from jobs.executors.processes import run_child
+from jobs.observability import traceparent
 from jobs.runs import RunTicket
 
 
@@ -156,6 +157,10 @@ def child_environment() -> dict[str, str]:
     paths = [part for part in env.get("PYTHONPATH", "").split(os.pathsep) if part]
     if project not in paths:
         env["PYTHONPATH"] = os.pathsep.join([project, *paths])
+    # The run's span as the parent of whatever the command traces (W3C trace context),
+    # in place of one this process may have inherited.
+    env.pop(traceparent.ENVIRONMENT_VARIABLE, None)
+    traceparent.add_to_environment(env)
     return env
 
 

@@ -26,6 +26,7 @@ from jobs import conf
 from jobs.executors.base import ExecutionContext, Outcome
 from jobs.executors.command_line import command_line
 from jobs.executors.output import RunOutput
+from jobs.observability import traceparent
 from jobs.outbound import rules as outbound
 from jobs.outbound.http import Deadline, PinnedHTTPConnection, PinnedHTTPSConnection, within
 from jobs.runs import RunTicket
@@ -145,6 +146,8 @@ class HttpExecutor:
         if content_type:
             headers["Content-Type"] = content_type
         headers.update({str(k): str(v) for k, v in (arguments.get("headers") or {}).items()})
+        # The run's span as the parent of the server's (W3C trace context).
+        traceparent.add_to_headers(headers)
         expected = _statuses(arguments.get("expect_status")) if "expect_status" in arguments else []
         limit = timeout_seconds(ticket)
         connection: PinnedHTTPConnection | None = None

@@ -41,6 +41,7 @@ from jobs.executors.base import STOP_DEADLINE, ExecutionContext, Outcome
 from jobs.executors.command_line import command_line
 from jobs.executors.output import RunOutput
 from jobs.executors.processes import run_child
+from jobs.observability import traceparent
 from jobs.runs import RunTicket
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -113,6 +114,8 @@ def run_environment(ticket: RunTicket, home: str) -> dict[str, str]:
             "ATTEMPT": str(ticket.attempt),
         }
     )
+    # The run's span as the parent of whatever the command traces (W3C trace context).
+    traceparent.add_to_environment(env)
     return env
 
 

@@ -53,13 +53,14 @@ from jobs import conf
 from jobs.models import (
     FINISHED_STATUSES,
     Job,
+    JobHistory,
     RunStatus,
     SchedulerHeartbeat,
     SchedulerState,
 )
 from jobs.queues import status as queue_status
 from jobs.runs import RunResult
-from jobs.sql.readings import recent_buckets
+from jobs.sql.readings import RecentBucket, recent_buckets
 
 logger = logging.getLogger(__name__)
 
@@ -96,26 +97,59 @@ class _Histogram:
         return out
 
 
+def _durations() -> _Histogram:
+    return _Histogram([0] * (len(DURATION_BUCKETS) + 1))
+
+
+def _lags() -> _Histogram:
+    return _Histogram([0] * (len(LAG_BUCKETS) + 1))
+
+
+@dataclass
+class _Timings:
+    """The duration and start-lag histograms of one group of runs."""
+
+    duration: _Histogram = field(default_factory=_durations)
+    lag: _Histogram = field(default_factory=_lags)
+
+    def add(self, row: RecentBucket) -> None:
+        if row.duration_bucket >= 0:
+            self.duration.add(row.duration_bucket, row.count, row.duration_sum)
+        # Retries are left out of the lag: their wait is the backoff, by design.
+        if row.first_attempt and row.lag_bucket >= 0:
+            self.lag.add(row.lag_bucket, row.count, max(row.lag_sum or 0.0, 0.0))
+
+
 @dataclass
 class _Recent:
     by_status: dict[str, int] = field(default_factory=dict)
-    duration: _Histogram = field(
-        default_factory=lambda: _Histogram([0] * (len(DURATION_BUCKETS) + 1))
-    )
-    lag: _Histogram = field(default_factory=lambda: _Histogram([0] * (len(LAG_BUCKETS) + 1)))
+    all: _Timings = field(default_factory=_Timings)
+    # Fixed buckets per queue (a bounded label set: the queues an operator named) and,
+    # with JOBS_METRICS_PER_JOB, per job name.
+    by_queue: dict[str, _Timings] = field(default_factory=dict)
+    by_job: dict[str, _Timings] = field(default_factory=dict)
+
+    @property
+    def duration(self) -> _Histogram:
+        return self.all.duration
+
+    @property
+    def lag(self) -> _Histogram:
+        return self.all.lag
 
 
 def _recent_runs(since: datetime) -> _Recent:
-    """Counts by status and the duration and start-lag histograms of the runs that
-    finished since `since` (one statement, jobs/sql/readings.py)."""
+    """Counts by status and the duration and start-lag histograms (in all, per queue,
+    per job when asked) of the runs that finished since `since` (one statement,
+    jobs/sql/readings.py)."""
     recent = _Recent()
-    for row in recent_buckets(since, DURATION_BUCKETS, LAG_BUCKETS):
+    per_job = conf.metrics_per_job()
+    for row in recent_buckets(since, DURATION_BUCKETS, LAG_BUCKETS, per_job=per_job):
         recent.by_status[row.status] = recent.by_status.get(row.status, 0) + row.count
-        if row.duration_bucket >= 0:
-            recent.duration.add(row.duration_bucket, row.count, row.duration_sum)
-        # Retries are left out of the lag: their wait is the backoff, by design.
-        if row.first_attempt and row.lag_bucket >= 0:
-            recent.lag.add(row.lag_bucket, row.count, max(row.lag_sum or 0.0, 0.0))
+        recent.all.add(row)
+        recent.by_queue.setdefault(row.queue, _Timings()).add(row)
+        if per_job:
+            recent.by_job.setdefault(row.job_name, _Timings()).add(row)
     return recent
 
 
@@ -148,6 +182,13 @@ def _run_metrics(now: datetime) -> list[Metric]:
         metrics, "jobs_runs_running", "Runs being executed now.", sum(q.running for q in by_queue)
     )
     metrics.extend(_queue_families(by_queue))
+    # The partial index of running runs: as many rows as are running.
+    _gauge(
+        metrics,
+        "jobs_runs_running_long",
+        "Runs still running past their job's expected duration (alerted once each).",
+        JobHistory.objects.filter(status=RunStatus.RUNNING, running_long_at__isnull=False).count(),
+    )
     # Index jobs_job_due: costs in proportion to the backlog, not to all jobs.
     due = Job.objects.due(now)
     _gauge(
@@ -196,6 +237,9 @@ def _recent_metrics(since: datetime) -> list[Metric]:
             gsum_value=recent.lag.total,
         )
     )
+    metrics.extend(_grouped_timings("queue", recent.by_queue))
+    if conf.metrics_per_job():
+        metrics.extend(_grouped_timings("job", recent.by_job))
     _gauge(
         metrics,
         "jobs_metrics_window_seconds",
@@ -203,6 +247,27 @@ def _recent_metrics(since: datetime) -> list[Metric]:
         window().total_seconds(),
     )
     return metrics
+
+
+def _grouped_timings(label: str, groups: dict[str, _Timings]) -> list[Metric]:
+    """jobs_<label>_run_duration_recent_seconds and jobs_<label>_run_start_lag_recent_seconds,
+    one histogram per value of `label` (queue, or job with JOBS_METRICS_PER_JOB)."""
+    duration = GaugeHistogramMetricFamily(
+        f"jobs_{label}_run_duration_recent_seconds",
+        f"Run time of the runs that finished in the window, by {label}.",
+        labels=[label],
+    )
+    lag = GaugeHistogramMetricFamily(
+        f"jobs_{label}_run_start_lag_recent_seconds",
+        f"Start lag of the first attempts that finished in the window, by {label}.",
+        labels=[label],
+    )
+    for name, timings in sorted(groups.items()):
+        duration.add_metric(
+            [name], timings.duration.buckets(DURATION_BUCKETS), timings.duration.total
+        )
+        lag.add_metric([name], timings.lag.buckets(LAG_BUCKETS), timings.lag.total)
+    return [duration, lag]
 
 
 def _scheduler_metrics(now: datetime) -> list[Metric]:

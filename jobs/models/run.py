@@ -245,6 +245,12 @@ class JobHistory(models.Model):
         related_name="chained_runs",
         db_index=False,
     )
+    # The W3C traceparent of what caused the run (a traced request's "run now", a chain's
+    # cause), when tracing is on (JOBS_OTEL): the run's span becomes its child. Blank
+    # otherwise; the database's default, so the store's inserts need not name it.
+    traceparent = models.CharField(
+        _("trace parent"), max_length=55, blank=True, default="", db_default=""
+    )
 
     objects = JobHistoryQuerySet.as_manager()
 

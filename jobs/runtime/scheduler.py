@@ -34,7 +34,7 @@ from jobs.engine import leftovers
 from jobs.executors import ExecutionContext, Executor, load_executor
 from jobs.executors.routing import routed
 from jobs.models import PauseWindow
-from jobs.runtime import retention
+from jobs.runtime import observed, retention
 from jobs.runtime.pool import HueyHandoff, WorkerPool
 from jobs.runtime.worker import Heartbeater, process_name
 from jobs.sql import store
@@ -129,10 +129,36 @@ class Scheduler:
         stats = PassStats()
         claiming = not self._paused_for_pass(now or timezone.now())
         batch = conf.claim_batch()
+        if claiming:
+            with observed.pass_span("jobs.claim") as span:
+                self._claim(stats, batch, now, claim_until)
+                if span is not None:
+                    span.set_attribute("jobs.claimed", stats.claimed)
+        # The heartbeat (a write, every few seconds) after the claims, not before: the
+        # jobs due now are not kept waiting behind it.
+        metrics.scheduler_alive(self.name, queues=self.handoff.queues)
+        if not self._stopping.is_set():
+            stats.fed += self.handoff.feed_ready(now, batch)
+        if time.monotonic() - self._last_reap >= conf.heartbeat_interval():
+            with observed.pass_span("jobs.reap") as span:
+                stats.reaped = engine.reap(now)
+                if span is not None:
+                    span.set_attribute("jobs.reaped", stats.reaped)
+            # Beside the reaper, as often: runs past their job's expected duration alert
+            # once (one read of the running runs when none is).
+            running_long.check_running_long(now)
+            self._last_reap = time.monotonic()
+        metrics.observe_pass(stats.claimed, stats.reaped)
+        return stats
+
+    def _claim(
+        self, stats: PassStats, batch: int, now: datetime | None, claim_until: datetime | None
+    ) -> None:
+        """Claim what is due, a batch at a time, handing each batch out."""
         # A hand-off that can execute runs at once (WorkerPool.start_offer); a test's
         # stand-in need not.
         start_offer = getattr(self.handoff, "start_offer", None)
-        while claiming and not self._stopping.is_set():
+        while not self._stopping.is_set():
             # Runs the pool has room for are inserted running for it (one write each,
             # no start UPDATE after): pool.start_offer().
             claimed = engine.claim_due_starting(
@@ -148,19 +174,6 @@ class Scheduler:
             stats.fed += self.handoff.hand(claimed.pending)
             if count < batch:
                 break
-        # The heartbeat (a write, every few seconds) after the claims, not before: the
-        # jobs due now are not kept waiting behind it.
-        metrics.scheduler_alive(self.name, queues=self.handoff.queues)
-        if not self._stopping.is_set():
-            stats.fed += self.handoff.feed_ready(now, batch)
-        if time.monotonic() - self._last_reap >= conf.heartbeat_interval():
-            stats.reaped = engine.reap(now)
-            # Beside the reaper, as often: runs past their job's expected duration alert
-            # once (one read of the running runs when none is).
-            running_long.check_running_long(now)
-            self._last_reap = time.monotonic()
-        metrics.observe_pass(stats.claimed, stats.reaped)
-        return stats
 
     def _paused_for_pass(self, now: datetime) -> bool:
         """Whether this pass must not claim: the pause heard before the last sleep, or

@@ -34,6 +34,7 @@ from jobs.executors.routing import routed
 from jobs.models import NotificationKind
 from jobs.queues import settings as queues
 from jobs.runs import RunResult, RunTicket
+from jobs.runtime import observed
 from jobs.sql.rows import LiveLog
 
 logger = logging.getLogger(__name__)
@@ -424,6 +425,10 @@ def run_started(
     """Execute and record runs already started for `worker` (run_batch's second half;
     also the runs a worker takes from a limited queue, jobs.engine.take)."""
     heartbeater.hold([t.run_key for t in started])
+    # The logs', traces' and Sentry's view of the runs (None: nothing watches them).
+    watch = observed.watcher()
+    if watch is not None:
+        watch.batch(started)
     results: list[RunResult] = []
     handed_back: list[RunTicket] = []
     began = time.monotonic()
@@ -439,7 +444,10 @@ def run_started(
             run_context = ExecutionContext()
             heartbeater.begin(ticket.run_key, run_context, ticket.timeout_seconds, context, worker)
             try:
-                result = execute(executor, ticket, run_context)
+                if watch is None:
+                    result = execute(executor, ticket, run_context)
+                else:
+                    result = watch.run(execute, executor, ticket, run_context)
             finally:
                 heartbeater.end(ticket.run_key)
             if run_context.hand_back:

@@ -14,13 +14,14 @@ from typing import NamedTuple
 
 from django.db import connection
 
-from jobs.models import JobHistory
+from jobs.models import Job, JobHistory
 from jobs.sql import store
 
 
 class RecentBucket(NamedTuple):
-    """Runs finished since a moment, of one status, first attempt or not, whose duration
-    and start lag fall in the given buckets (-1: no value), with their sums."""
+    """Runs finished since a moment, of one queue (and job, when asked), one status,
+    first attempt or not, whose duration and start lag fall in the given buckets (-1: no
+    value), with their sums."""
 
     status: str
     first_attempt: bool
@@ -29,6 +30,8 @@ class RecentBucket(NamedTuple):
     count: int
     duration_sum: float | None
     lag_sum: float | None
+    queue: str = ""
+    job_name: str = ""  # "" unless asked for per job
 
 
 def _bucket_sql(column: str, bounds: Sequence[float]) -> str:
@@ -39,21 +42,36 @@ def _bucket_sql(column: str, bounds: Sequence[float]) -> str:
 
 
 def recent_buckets(
-    since: datetime, duration_bounds: Sequence[float], lag_bounds: Sequence[float]
+    since: datetime,
+    duration_bounds: Sequence[float],
+    lag_bounds: Sequence[float],
+    *,
+    per_job: bool = False,
 ) -> list[RecentBucket]:
-    """The runs that finished since `since`, grouped into a few dozen rows: one pass."""
+    """The runs that finished since `since`, grouped into a few dozen rows per queue (and
+    per job with `per_job`, which joins the job table for the names): one pass."""
     s = store()
-    table = connection.ops.quote_name(JobHistory._meta.db_table)
+    quote = connection.ops.quote_name
+    table = quote(JobHistory._meta.db_table)
+    job_table = quote(Job._meta.db_table)
+    # The queue a run was inserted on is its own column: grouping by it adds rows, not
+    # reads. The job's name needs the job's row: only for per_job.
+    job_column = "j.name" if per_job else "''"
+    join = f"JOIN {job_table} j ON j.id = h.job_id " if per_job else ""
     sql = (
         f"SELECT status, attempt = 1, {_bucket_sql('d', duration_bounds)}, "
-        f"{_bucket_sql('l', lag_bounds)}, COUNT(*), SUM(d), SUM(l) FROM ("
-        f"SELECT status, attempt, {s.seconds_between('finished_at', 'started_at')} AS d, "
-        f"{s.seconds_between('started_at', 'scheduled_for')} AS l "
-        f"FROM {table} WHERE finished_at >= %s) recent GROUP BY 1, 2, 3, 4"
+        f"{_bucket_sql('l', lag_bounds)}, COUNT(*), SUM(d), SUM(l), queue, job_name FROM ("
+        f"SELECT h.status, h.attempt, h.queue, {job_column} AS job_name, "
+        f"{s.seconds_between('h.finished_at', 'h.started_at')} AS d, "
+        f"{s.seconds_between('h.started_at', 'h.scheduled_for')} AS l "
+        f"FROM {table} h {join}WHERE h.finished_at >= %s) recent GROUP BY 1, 2, 3, 4, 8, 9"
     )
     since_param = JobHistory._meta.get_field("finished_at").get_db_prep_value(
         since, connection, prepared=False
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [since_param])
-        return [RecentBucket(str(r[0]), bool(r[1]), *r[2:]) for r in cursor.fetchall()]
+        return [
+            RecentBucket(str(r[0]), bool(r[1]), *r[2:7], str(r[7]), str(r[8] or ""))
+            for r in cursor.fetchall()
+        ]

@@ -23,6 +23,7 @@ TINY = [
     "--alerts-running", "4",
     "--upcoming-jobs", "40",
     "--executor-runs", "10", "--shell-runs", "3", "--chatty", "3", "--chatty-seconds", "1.5",
+    "--tracing-runs", "10", "--tracing-tries", "1",
 ]  # fmt: skip
 
 MACHINE_FIELDS = {
@@ -40,6 +41,7 @@ MACHINE_FIELDS = {
 }
 COMMON_FIELDS = {"scenario", "load_average_before", "load_average_after", "total_s"}
 FIELDS = {
+    "tracing": {"workers", "exports", "per_run"},
     "executors": {
         "workers",
         "chatty_runs",
@@ -206,6 +208,7 @@ def test_every_scenario_runs_on_a_tiny_size_and_reports_every_field(capfd):
         "alerts",
         "upcoming",
         "executors",
+        "tracing",
     ]
     for scenario, fields in FIELDS.items():
         assert set(results[scenario]) == fields | COMMON_FIELDS, scenario
@@ -246,6 +249,13 @@ def test_every_scenario_runs_on_a_tiny_size_and_reports_every_field(capfd):
     ]
     assert executors["live_log_statements"] >= 1
     assert executors["rows_per_statement"] >= 1
+    traced = results["tracing"]
+    assert [(row["tracing"], row["runs"]) for row in traced["per_run"]] == [
+        ("off", 10),
+        ("spans", 10),
+        ("exported", 10),
+    ]
+    assert traced["exports"] >= 1  # the spans reached the collector stand-in
     # The progress went to stderr, the figures alone to stdout.
     assert "burst: creating 40 jobs" in capfd.readouterr().err
 
