@@ -23,6 +23,7 @@ from jobs.executors.enqueued import KIND
 from jobs.models import Job, JobHistory, ScheduleType, Trigger
 from jobs.models.changes import Channel, acting
 from jobs.models.choices import DESCRIPTION_MAX_LENGTH, NAME_MAX_LENGTH
+from jobs.observability import traceparent
 from jobs.pytasks.framework import TaskCall, call_of
 from jobs.sql import store
 
@@ -122,6 +123,8 @@ def enqueue_run(
     of it: a taken occurrence leaves that transaction usable)."""
     now = now or timezone.now()
     arguments = call.stored()
+    # An enqueue() from a traced request: the run's span becomes a child of its span.
+    parent = traceparent.traceparent_for_new_run()
     for _ in range(_OCCURRENCE_TRIES):
         run = JobHistory(
             job_id=job_id,
@@ -133,6 +136,7 @@ def enqueue_run(
             arguments=arguments,
             queue=queue,
             priority=priority,
+            traceparent=parent,
         )
         try:
             with _writing():

@@ -211,3 +211,16 @@ def test_the_claim_pass_and_the_reaper_are_spans(spans):
     assert [span.attributes["jobs.reaped"] for span in found if span.name == "jobs.reap"] == [0]
     (run,) = (span for span in found if span.name == "jobs.run due")
     assert run.attributes["jobs.run.trigger"] == "schedule"
+
+
+def test_an_enqueue_from_a_traced_request_is_the_parent_of_its_run_s_span(spans):
+    from jobs.engine import enqueue
+    from jobs.tests import enqueued_tasks
+
+    enqueue.forget_job_ids()
+    tracer = trace.get_tracer("jobs.tests")
+    with tracer.start_as_current_span("POST /orders/") as request:
+        result = enqueued_tasks.calculate_meaning_of_life.enqueue()
+    run = JobHistory.objects.get(pk=result.id)
+    assert run.traceparent == traceparent_of(request)
+    enqueue.forget_job_ids()
