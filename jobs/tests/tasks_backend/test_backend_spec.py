@@ -142,7 +142,9 @@ def test_a_task_that_takes_its_context_gets_its_result():
     assert tasks.check_context.get_result(checked.id).status == SUCCESSFUL
 
 
-@pytest.mark.parametrize("result_id", [str(uuid.uuid4()), "123", "not a uuid", ""])
+@pytest.mark.parametrize(
+    "result_id", ["0b3f8a4e-1c2d-4e5f-9a6b-7c8d9e0f1a2b", "123", "not a uuid", ""]
+)
 def test_an_unknown_result_does_not_exist(result_id):
     with pytest.raises(exceptions.TaskResultDoesNotExist):
         backend().get_result(result_id)
