@@ -127,9 +127,10 @@ def json_value(value: Any) -> Any:
 
 @functools.cache
 def audited_fields(model: type[models.Model]) -> tuple[str, ...]:
-    """The fields an operator sets: every editable field of the model but its key."""
+    """The fields an operator sets: every editable field of the model but its key (a
+    foreign key by its column, "calendar_id": its value, never a query)."""
     return tuple(
-        field.name
+        field.attname
         for field in model._meta.concrete_fields
         if field.editable and not field.primary_key
     )

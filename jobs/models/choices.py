@@ -174,6 +174,8 @@ class Trigger(models.TextChoices):
     # Started by another job's run that succeeded or failed for good (Job.on_success,
     # Job.on_failure; jobs/engine/chains.py).
     CHAIN = "chain", _("Chain")
+    # One run per past occurrence of a range an operator asked for (engine.backfill).
+    BACKFILL = "backfill", _("Backfill")
 
 
 # Fields whose change moves the job to a new schedule (and recomputes next_run_at). All
@@ -187,6 +189,8 @@ SCHEDULE_FIELDS = (
     "timezone",
     "is_active",
 )
+# Fields whose change plans next_run_at again without moving the grid: the calendar.
+PLANNING_FIELDS = ("calendar_id", "calendar_policy")
 # Fields the scheduler owns; saving a job edited in a form must not write back stale copies.
 SCHEDULER_FIELDS = ("next_run_at", "last_run_at", "last_run_status")
 # Fields only the engine writes, counted inside its transactions: no save of a job
