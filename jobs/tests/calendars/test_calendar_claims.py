@@ -147,7 +147,9 @@ def test_the_preview_shows_what_the_scheduler_claims(japan):
         job = daily_job(CalendarPolicy.SKIP, japan)
         shown = preview(job, count=10)
     claim_each_day(date(2027, 4, 28), date(2027, 5, 7))
-    claimed = [r.scheduled_for for r in JobHistory.objects.filter(job=job).order_by("scheduled_for")]
+    claimed = [
+        r.scheduled_for for r in JobHistory.objects.filter(job=job).order_by("scheduled_for")
+    ]
     assert [o.at for o in shown.occurrences] == claimed[:10]
     notes = {o.at.astimezone(TOKYO).date(): o.note for o in shown.occurrences}
     assert notes[date(2027, 4, 29)] == "not on 2027-04-29: Showa Day (JP)"
