@@ -26,8 +26,11 @@ def day_off_reason(days: BusinessDays, off: DayOff) -> str:
     return gettext("a weekday off")
 
 
-def slot_note(slot: Slot, days: BusinessDays | None, zone: ZoneInfo) -> str:
-    """What happened to the occurrence behind `slot` ("" when nothing did)."""
+def slot_note(
+    slot: Slot, days: BusinessDays | None, zone: ZoneInfo, shown_in: ZoneInfo | None = None
+) -> str:
+    """What happened to the occurrence behind `slot` ("" when nothing did): dates in the
+    calendar's `zone`, a deferral's time in `shown_in` (default: the same)."""
     origin = slot.origin.astimezone(zone)
     if slot.skipped and slot.window is not None:
         return gettext("skipped: inside the window “%(name)s”") % {"name": slot.window.name}
@@ -45,7 +48,7 @@ def slot_note(slot: Slot, days: BusinessDays | None, zone: ZoneInfo) -> str:
     if slot.window is not None:
         notes.append(
             gettext("deferred to %(time)s by the window “%(name)s”")
-            % {"time": f"{slot.at.astimezone(zone):%H:%M}", "name": slot.window.name}
+            % {"time": f"{slot.at.astimezone(shown_in or zone):%H:%M}", "name": slot.window.name}
         )
     return "; ".join(notes)
 

@@ -139,7 +139,9 @@ def _planned_occurrences(
     rules = schedule.rules
     occurrences = []
     for slot, daylight_note in zip(slots, daylight_notes, strict=True):
-        said = [n for n in (words.slot_note(slot, rules.days, rules.zone), daylight_note) if n]
+        said = [
+            n for n in (words.slot_note(slot, rules.days, rules.zone, zone), daylight_note) if n
+        ]
         occurrences.append(
             Occurrence(
                 at=slot.at,
