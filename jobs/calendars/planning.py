@@ -34,6 +34,7 @@ MAX_STEPS = 5000
 # Windows a deferred occurrence may be deferred through (windows that touch).
 MAX_DEFERRALS = 4
 _INSTANT = timedelta(microseconds=1)
+UTC_ZONE = ZoneInfo("UTC")
 
 
 class Base(Protocol):

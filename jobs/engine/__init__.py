@@ -27,6 +27,8 @@ from jobs.engine.actions import (
     retry_run,
     run_now,
 )
+from jobs.engine.backfill import Backfill, BackfillRefused, backfill
+from jobs.engine.backfill import occurrences as backfill_occurrences
 from jobs.engine.claim import ClaimedRuns, StartNow, claim_due, claim_due_starting
 from jobs.engine.lifecycle import finish, heartbeat, release, start
 from jobs.engine.live import write_live_logs
@@ -46,11 +48,15 @@ from jobs.engine.work import (
 )
 
 __all__ = [
+    "Backfill",
+    "BackfillRefused",
     "CancelRefused",
     "ClaimedRuns",
     "RetryRefused",
     "StartNow",
     "Wake",
+    "backfill",
+    "backfill_occurrences",
     "cancel_run",
     "claim_due",
     "claim_due_starting",

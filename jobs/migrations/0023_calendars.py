@@ -5,82 +5,267 @@ Job.calendar_policy, Job.jitter_seconds, and the run trigger "backfill"."""
 import django.core.validators
 import django.db.models.deletion
 import jobs.models.calendars
+from django.contrib.auth.management import create_permissions
+from django.contrib.contenttypes.management import create_contenttypes
 from django.db import migrations, models
+
+# As jobs.access.permissions states them now: the calendars' and windows' permissions,
+# for the "Job admins" group.
+CALENDAR_CODENAMES = [
+    f"{verb}_{model}" for model in ("calendar", "blackout") for verb in ("add", "change", "delete")
+]
+
+
+def grant_job_admins(apps, schema_editor):
+    app_config = apps.get_app_config("jobs")
+    app_config.models_module = True
+    try:
+        create_contenttypes(app_config, verbosity=0, apps=apps)
+        create_permissions(app_config, verbosity=0, apps=apps)
+    finally:
+        app_config.models_module = None
+    Permission = apps.get_model("auth", "Permission")
+    for group in apps.get_model("auth", "Group").objects.filter(name="Job admins"):
+        group.permissions.add(
+            *Permission.objects.filter(
+                content_type__app_label="jobs", codename__in=CALENDAR_CODENAMES
+            )
+        )
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('jobs', '0018_unused_schedule_fields'),
+        ("auth", "0012_alter_user_first_name_max_length"),
+        ("contenttypes", "0002_remove_content_type_name"),
+        ("jobs", "0018_unused_schedule_fields"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Calendar',
+            name="Calendar",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True, verbose_name='name')),
-                ('timezone', models.CharField(blank=True, default='', help_text="The zone whose dates count. Blank: the site's time zone.", max_length=64, verbose_name='time zone')),
-                ('weekdays', models.JSONField(default=jobs.models.calendars._default_weekdays, help_text='The weekdays that count, 0 (Monday) to 6 (Sunday).', verbose_name='working weekdays')),
-                ('country', models.CharField(blank=True, default='', help_text='Its public holidays are days off: a code such as JP, US or DE.', max_length=8, verbose_name='country')),
-                ('subdivision', models.CharField(blank=True, default='', help_text='A state or region of the country, such as CA or BY.', max_length=16, verbose_name='subdivision')),
-                ('extra_days_off', models.JSONField(blank=True, default=list, verbose_name='extra days off')),
-                ('extra_working_days', models.JSONField(blank=True, default=list, verbose_name='extra working days')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created')),
-                ('updated_at', models.DateTimeField(auto_now=True, verbose_name='updated')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200, unique=True, verbose_name="name")),
+                (
+                    "timezone",
+                    models.CharField(
+                        blank=True,
+                        default="",
+                        help_text="The zone whose dates count. Blank: the site's time zone.",
+                        max_length=64,
+                        verbose_name="time zone",
+                    ),
+                ),
+                (
+                    "weekdays",
+                    models.JSONField(
+                        default=jobs.models.calendars._default_weekdays,
+                        help_text="The weekdays that count, 0 (Monday) to 6 (Sunday).",
+                        verbose_name="working weekdays",
+                    ),
+                ),
+                (
+                    "country",
+                    models.CharField(
+                        blank=True,
+                        default="",
+                        help_text="Its public holidays are days off: a code such as JP, US or DE.",
+                        max_length=8,
+                        verbose_name="country",
+                    ),
+                ),
+                (
+                    "subdivision",
+                    models.CharField(
+                        blank=True,
+                        default="",
+                        help_text="A state or region of the country, such as CA or BY.",
+                        max_length=16,
+                        verbose_name="subdivision",
+                    ),
+                ),
+                (
+                    "extra_days_off",
+                    models.JSONField(blank=True, default=list, verbose_name="extra days off"),
+                ),
+                (
+                    "extra_working_days",
+                    models.JSONField(blank=True, default=list, verbose_name="extra working days"),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created")),
+                ("updated_at", models.DateTimeField(auto_now=True, verbose_name="updated")),
             ],
             options={
-                'verbose_name': 'calendar',
-                'verbose_name_plural': 'calendars',
-                'ordering': ['name'],
+                "verbose_name": "calendar",
+                "verbose_name_plural": "calendars",
+                "ordering": ["name"],
             },
         ),
         migrations.AddField(
-            model_name='job',
-            name='calendar_policy',
-            field=models.CharField(choices=[('skip', 'Skip occurrences on days off'), ('next_business_day', 'Move to the next business day'), ('previous_business_day', 'Move to the previous business day')], db_default='skip', default='skip', max_length=24, verbose_name='on a day off'),
+            model_name="job",
+            name="calendar_policy",
+            field=models.CharField(
+                choices=[
+                    ("skip", "Skip occurrences on days off"),
+                    ("next_business_day", "Move to the next business day"),
+                    ("previous_business_day", "Move to the previous business day"),
+                ],
+                db_default="skip",
+                default="skip",
+                max_length=24,
+                verbose_name="on a day off",
+            ),
         ),
         migrations.AddField(
-            model_name='job',
-            name='jitter_seconds',
-            field=models.PositiveIntegerField(db_default=0, default=0, help_text='From 0 to 3600: each run starts up to this long after its time, the same delay in every scheduler process.', validators=[django.core.validators.MaxValueValidator(3600)], verbose_name='jitter (seconds)'),
+            model_name="job",
+            name="jitter_seconds",
+            field=models.PositiveIntegerField(
+                db_default=0,
+                default=0,
+                help_text="From 0 to 3600: each run starts up to this long after its time, the same delay in every scheduler process.",
+                validators=[django.core.validators.MaxValueValidator(3600)],
+                verbose_name="jitter (seconds)",
+            ),
         ),
         migrations.AlterField(
-            model_name='jobhistory',
-            name='trigger',
-            field=models.CharField(choices=[('schedule', 'Schedule'), ('manual', 'Run now'), ('retry', 'Retry'), ('chain', 'Chain'), ('backfill', 'Backfill')], default='schedule', max_length=16, verbose_name='trigger'),
+            model_name="jobhistory",
+            name="trigger",
+            field=models.CharField(
+                choices=[
+                    ("schedule", "Schedule"),
+                    ("manual", "Run now"),
+                    ("retry", "Retry"),
+                    ("chain", "Chain"),
+                    ("backfill", "Backfill"),
+                ],
+                default="schedule",
+                max_length=16,
+                verbose_name="trigger",
+            ),
         ),
         migrations.CreateModel(
-            name='Blackout',
+            name="Blackout",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True, verbose_name='name')),
-                ('action', models.CharField(choices=[('skip', 'Skip occurrences inside'), ('defer', "Defer them to the window's end")], default='skip', max_length=8, verbose_name='occurrences inside')),
-                ('cron_expression', models.CharField(blank=True, default='', help_text='A recurring window: when it starts. Blank: a fixed range.', max_length=120, verbose_name='starts (cron)')),
-                ('duration_minutes', models.PositiveIntegerField(blank=True, null=True, verbose_name='lasts (minutes)')),
-                ('timezone', models.CharField(blank=True, default='', max_length=64, verbose_name='time zone')),
-                ('starts_at', models.DateTimeField(blank=True, null=True, verbose_name='starts at')),
-                ('ends_at', models.DateTimeField(blank=True, null=True, verbose_name='ends at')),
-                ('scope', models.CharField(choices=[('all', 'Every job'), ('queue', 'The jobs of a queue'), ('jobs', 'Chosen jobs')], default='all', max_length=8, verbose_name='applies to')),
-                ('queue', models.CharField(blank=True, default='', max_length=64, verbose_name='queue')),
-                ('is_active', models.BooleanField(default=True, verbose_name='active')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created')),
-                ('updated_at', models.DateTimeField(auto_now=True, verbose_name='updated')),
-                ('jobs', models.ManyToManyField(blank=True, related_name='blackouts', to='jobs.job')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200, unique=True, verbose_name="name")),
+                (
+                    "action",
+                    models.CharField(
+                        choices=[
+                            ("skip", "Skip occurrences inside"),
+                            ("defer", "Defer them to the window's end"),
+                        ],
+                        default="skip",
+                        max_length=8,
+                        verbose_name="occurrences inside",
+                    ),
+                ),
+                (
+                    "cron_expression",
+                    models.CharField(
+                        blank=True,
+                        default="",
+                        help_text="A recurring window: when it starts. Blank: a fixed range.",
+                        max_length=120,
+                        verbose_name="starts (cron)",
+                    ),
+                ),
+                (
+                    "duration_minutes",
+                    models.PositiveIntegerField(
+                        blank=True, null=True, verbose_name="lasts (minutes)"
+                    ),
+                ),
+                (
+                    "timezone",
+                    models.CharField(
+                        blank=True, default="", max_length=64, verbose_name="time zone"
+                    ),
+                ),
+                (
+                    "starts_at",
+                    models.DateTimeField(blank=True, null=True, verbose_name="starts at"),
+                ),
+                ("ends_at", models.DateTimeField(blank=True, null=True, verbose_name="ends at")),
+                (
+                    "scope",
+                    models.CharField(
+                        choices=[
+                            ("all", "Every job"),
+                            ("queue", "The jobs of a queue"),
+                            ("jobs", "Chosen jobs"),
+                        ],
+                        default="all",
+                        max_length=8,
+                        verbose_name="applies to",
+                    ),
+                ),
+                (
+                    "queue",
+                    models.CharField(blank=True, default="", max_length=64, verbose_name="queue"),
+                ),
+                ("is_active", models.BooleanField(default=True, verbose_name="active")),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created")),
+                ("updated_at", models.DateTimeField(auto_now=True, verbose_name="updated")),
+                (
+                    "jobs",
+                    models.ManyToManyField(blank=True, related_name="blackouts", to="jobs.job"),
+                ),
             ],
             options={
-                'verbose_name': 'blackout window',
-                'verbose_name_plural': 'blackout windows',
-                'ordering': ['name'],
+                "verbose_name": "blackout window",
+                "verbose_name_plural": "blackout windows",
+                "ordering": ["name"],
             },
         ),
         migrations.AddField(
-            model_name='job',
-            name='calendar',
-            field=models.ForeignKey(blank=True, help_text='Blank: every day counts.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='jobs', to='jobs.calendar', verbose_name='calendar'),
+            model_name="job",
+            name="calendar",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="Blank: every day counts.",
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="jobs",
+                to="jobs.calendar",
+                verbose_name="calendar",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='job',
-            constraint=models.CheckConstraint(condition=models.Q(('jitter_seconds__lte', 3600)), name='jobs_job_jitter_range'),
+            model_name="job",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("jitter_seconds__lte", 3600)), name="jobs_job_jitter_range"
+            ),
         ),
+        migrations.AlterField(
+            model_name="jobchange",
+            name="action",
+            field=models.CharField(
+                choices=[
+                    ("create", "created"),
+                    ("edit", "edited"),
+                    ("enable", "enabled"),
+                    ("disable", "disabled"),
+                    ("restore", "restored"),
+                    ("delete", "deleted"),
+                    ("run_now", "run now"),
+                    ("retry", "run retried"),
+                    ("cancel", "run cancelled"),
+                    ("backfill", "backfilled"),
+                ],
+                max_length=16,
+                verbose_name="action",
+            ),
+        ),
+        migrations.RunPython(grant_job_admins, migrations.RunPython.noop),
     ]

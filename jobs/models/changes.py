@@ -58,6 +58,7 @@ class ChangeAction(models.TextChoices):
     RUN_NOW = "run_now", pgettext_lazy("audit action", "run now")
     RETRY = "retry", pgettext_lazy("audit action", "run retried")
     CANCEL = "cancel", pgettext_lazy("audit action", "run cancelled")
+    BACKFILL = "backfill", pgettext_lazy("audit action", "backfilled")
 
 
 # --- who is acting ---------------------------------------------------------------------
