@@ -187,3 +187,10 @@ def stubborn(started: str = "", release: str = "") -> str:
     while not (release and os.path.exists(release)):
         time.sleep(0.01)
     return "released"
+
+
+@register
+def meant_for(scheduled_for: datetime, label: str = "") -> str:
+    """Note the time its run was meant for (given by the run, never by the arguments)."""
+    _note("meant_for", scheduled_for=scheduled_for, label=label)
+    return scheduled_for.isoformat()
