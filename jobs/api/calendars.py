@@ -5,12 +5,12 @@ deleted (409 naming its jobs)."""
 from __future__ import annotations
 
 from django.db.models import ProtectedError
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from drf_spectacular.utils import extend_schema_view
 from rest_framework import status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from jobs.api.policy import ApiPolicy
+from jobs.api.policy import ApiPolicy, extend_schema
 from jobs.api.serializers.calendars import BlackoutSerializer, CalendarSerializer
 from jobs.api.views import ActorMixin
 from jobs.models import Blackout, Calendar

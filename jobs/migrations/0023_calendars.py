@@ -110,6 +110,7 @@ class Migration(migrations.Migration):
             model_name="job",
             name="calendar_policy",
             field=models.CharField(
+                blank=True,
                 choices=[
                     ("skip", "Skip occurrences on days off"),
                     ("next_business_day", "Move to the next business day"),
@@ -125,6 +126,7 @@ class Migration(migrations.Migration):
             model_name="job",
             name="jitter_seconds",
             field=models.PositiveIntegerField(
+                blank=True,
                 db_default=0,
                 default=0,
                 help_text="From 0 to 3600: each run starts up to this long after its time, the same delay in every scheduler process.",

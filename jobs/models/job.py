@@ -245,11 +245,14 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
         choices=CalendarPolicy.choices,
         default=CalendarPolicy.SKIP,
         db_default=CalendarPolicy.SKIP,
+        # Blank in a form or request that leaves it out or empty: the default (clean()).
+        blank=True,
     )
     jitter_seconds = models.PositiveIntegerField(
         _("jitter (seconds)"),
         default=0,
         db_default=0,
+        blank=True,
         validators=[MaxValueValidator(MAX_JITTER_SECONDS)],
         help_text=_(
             "From 0 to 3600: each run starts up to this long after its time, the same "
@@ -432,6 +435,9 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
         live in one place.
         """
         super().clean()
+        # Left blank (a form or request written before these fields): their defaults.
+        self.calendar_policy = self.calendar_policy or CalendarPolicy.SKIP
+        self.jitter_seconds = self.jitter_seconds or 0
         # A browser sends a textarea's line breaks as CR LF; a lone CR is refused.
         self.command = text.normalize_newlines(self.command)
         errors = job_rules.job_errors(
