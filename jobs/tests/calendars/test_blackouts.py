@@ -106,9 +106,11 @@ def test_overlapping_windows_are_refused():
         starts_at=WINDOW_START + timedelta(hours=1),
         ends_at=WINDOW_END + timedelta(hours=5),
     )
-    with time_machine.travel(WINDOW_START - timedelta(days=1), tick=False):
-        with pytest.raises(ValidationError) as refused:
-            fixed.full_clean()
+    with (
+        time_machine.travel(WINDOW_START - timedelta(days=1), tick=False),
+        pytest.raises(ValidationError) as refused,
+    ):
+        fixed.full_clean()
     assert "overlaps the window “nightly backup”" in str(refused.value.message_dict["starts_at"])
 
 
