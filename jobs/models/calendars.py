@@ -44,6 +44,15 @@ def _default_weekdays() -> list[int]:
     return list(calendar_days.MONDAY_TO_FRIDAY)
 
 
+def _zone_errors(name: str) -> dict[str, Any]:
+    try:
+        if name:
+            schedules.time_zone(name)
+    except schedules.UnknownTimeZone:
+        return {"timezone": _("Unknown time zone “%(name)s”.") % {"name": name}}
+    return {}
+
+
 def _weekday(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 6
 
@@ -139,11 +148,7 @@ class Calendar(models.Model):
                 else _("The holidays library knows no subdivision “%(code)s” of this country.")
                 % {"code": self.subdivision}
             )
-        if self.timezone:
-            try:
-                schedules.time_zone(self.timezone)
-            except schedules.UnknownTimeZone:
-                errors["timezone"] = _("Unknown time zone “%(name)s”.") % {"name": self.timezone}
+        errors.update(_zone_errors(self.timezone))
         if errors:
             raise ValidationError(errors)
 
@@ -234,11 +239,7 @@ class Blackout(models.Model):
             errors["duration_minutes"] = _("From 1 minute to 366 days.")
         if self.scope == BlackoutScope.QUEUE and not self.queue:
             errors["queue"] = _("Name the queue whose jobs the window covers.")
-        if self.timezone:
-            try:
-                schedules.time_zone(self.timezone)
-            except schedules.UnknownTimeZone:
-                errors["timezone"] = _("Unknown time zone “%(name)s”.") % {"name": self.timezone}
+        errors.update(_zone_errors(self.timezone))
         if errors:
             raise ValidationError(errors)
         now = timezone.now()
