@@ -296,7 +296,7 @@ def _plan(
             _leave_due(job, "its occurrences could not be computed", failed=True)
             continue
         planned_claim = None
-        if rules is not None and planned.concerns(job, rules):
+        if rules is not None and planned.concerns(job, rules, occurrences):
             try:
                 planned_claim = planned.plan_job(job, rules, occurrences, now, grace)
             except Exception:

@@ -77,7 +77,8 @@ def plan(
             # this time is no slot any more, and the job moves on to its next one.
             logger.info("job %r: %s is no longer a slot of its calendar", job.name, at)
             continue
-        note = log_note(slot, rules.days, rules.zone, now)
+        moved = slot.day_off is not None or slot.window is not None
+        note = log_note(slot, rules.days, rules.zone, now) if moved else ""
         if slot.skipped:
             skipped.append(SkippedRun(new_key(), job.key, at, note, job.queue, job.priority))
         else:
@@ -106,9 +107,17 @@ def batch_rules(jobs: list[DueJob]) -> PlanningRules | None:
     return rules
 
 
-def concerns(job: DueJob, rules: PlanningRules) -> bool:
-    """Whether a calendar, a window or a jitter may change the job's claim."""
-    return job.calendar_id is not None or bool(job.jitter_seconds) or rules.has_windows
+def concerns(job: DueJob, rules: PlanningRules, plain: schedules.ClaimPlan) -> bool:
+    """Whether a calendar, a window or a jitter may change the job's claim: a window
+    only when one of the times its plain claim runs or moves to is inside it (one
+    comparison per window, the windows keep their last answer), so a window that is
+    not open costs the jobs it covers next to nothing."""
+    if job.calendar_id is not None or job.jitter_seconds:
+        return True
+    if not rules.has_windows:
+        return False
+    times = (*plain.run_at, plain.next_run_at) if plain.next_run_at else plain.run_at
+    return any(rules.window_open_at(at) for at in times)
 
 
 def plan_job(

@@ -318,6 +318,10 @@ class PlanningRules:
     def has_windows(self) -> bool:
         return bool(self._windows)
 
+    def window_open_at(self, moment: dt.datetime) -> bool:
+        """Whether any active window, whatever it covers, is open at `moment`."""
+        return any(window.end_of_window_at(moment) is not None for _, window, _ in self._windows)
+
     def for_job(
         self, calendar_id: Any, policy: str, queue: str, job_key: str
     ) -> planning.Rules | None:
