@@ -43,7 +43,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone as django_timezone
 from django.utils.translation import gettext as _
 
-from jobs.models import Channel, ExecutorKind, Job, ScheduleType, acting
+from jobs.models import Calendar, Channel, ExecutorKind, Job, ScheduleType, acting
 from jobs.models import code as code_fields
 from jobs.models.changes import audited_fields, json_value
 from jobs.pytasks import declarations, registry, signature
@@ -323,7 +323,13 @@ def field_values(declaration: Declaration) -> dict[str, Any]:
     """The job's fields as `declaration` sets them: the task's name (with the key) and
     description, the task and its arguments, the schedule, then the options."""
     task = registry.get_task(declaration.task_name)
-    options = {name: signature.json_value(value) for name, value in declaration.options.items()}
+    options = {
+        _OPTION_ALIASES.get(name, name): signature.json_value(value)
+        for name, value in declaration.options.items()
+    }
+    if "calendar" in options:
+        # By name: the calendar's id differs from one database to another.
+        options["calendar_id"] = _calendar_id(options.pop("calendar"))
     values: dict[str, Any] = {
         "name": declaration.code_key,
         "description": task.description if task is not None else "",
@@ -335,6 +341,16 @@ def field_values(declaration: Declaration) -> dict[str, Any]:
     }
     values.update(options)
     return values
+
+
+# Words of @register(...) that are a field under another name: jitter= is jitter_seconds.
+_OPTION_ALIASES = {"jitter": "jitter_seconds"}
+
+
+def _calendar_id(name: Any) -> int | None:
+    if name is None or name == "":
+        return None
+    return Calendar.objects.filter(name=name).values_list("pk", flat=True).first()
 
 
 def _schedule_values(declaration: Declaration) -> dict[str, Any]:
@@ -391,7 +407,14 @@ def word_problems(declaration: Declaration) -> list[str]:
     problems.extend(_schedule_problems(declaration))
     allowed = declarable_options()
     for name, value in declaration.options.items():
-        problems.extend(_option_problems(name, value, allowed))
+        if name == "calendar":
+            if value is not None and (not isinstance(value, str) or _calendar_id(value) is None):
+                problems.append(
+                    _("calendar= names no business calendar: %(name)s.")
+                    % {"name": signature.short_repr(value)}
+                )
+            continue
+        problems.extend(_option_problems(_OPTION_ALIASES.get(name, name), value, allowed))
     return problems
 
 

@@ -28,6 +28,7 @@ DEFAULTS: dict[str, Any] = {
     "JOBS_MISFIRE_GRACE_SECONDS": 5.0,
     "JOBS_SHUTDOWN_GRACE_SECONDS": 30.0,
     "JOBS_CLAIM_BATCH": 500,
+    "JOBS_BACKFILL_MAX_RUNS": 1000,
     "JOBS_EXECUTOR": "jobs.executors.SimulatedExecutor",
     "JOBS_HISTORY_KEEP_PER_JOB": 1000,
     "JOBS_HISTORY_MAX_AGE_DAYS": 30.0,
@@ -156,6 +157,11 @@ def misfire_grace() -> timedelta:
 
 def shutdown_grace() -> float:
     return float(setting("JOBS_SHUTDOWN_GRACE_SECONDS"))
+
+
+def backfill_max_runs() -> int:
+    """The most runs one backfill creates."""
+    return int(setting("JOBS_BACKFILL_MAX_RUNS"))
 
 
 def claim_batch() -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import NamedTuple
 
 
@@ -89,3 +89,15 @@ class RunResult:
     # The W3C traceparent of the run's span when tracing is on (the parent of the runs
     # its outcome starts, jobs/engine/chains.py), else "".
     traceparent: str = ""
+
+
+# The variable (command and shell runs) and the header (http runs) that carry the time a
+# run was meant for; python tasks get it as the parameter scheduled_for
+# (jobs.pytasks.signature.scheduled_for_keywords).
+SCHEDULED_FOR_VARIABLE = "JOBS_SCHEDULED_FOR"
+SCHEDULED_FOR_HEADER = "Jobs-Scheduled-For"
+
+
+def scheduled_for_text(scheduled_for: datetime) -> str:
+    """The time a run was meant for as ISO 8601 in UTC ("2027-01-04T00:00:00+00:00")."""
+    return scheduled_for.astimezone(UTC).isoformat()

@@ -303,6 +303,8 @@ JOBS_MISFIRE_GRACE_SECONDS = env_float("JOBS_MISFIRE_GRACE_SECONDS", 5.0, minimu
 JOBS_SHUTDOWN_GRACE_SECONDS = env_float("JOBS_SHUTDOWN_GRACE_SECONDS", 30.0, minimum=0.0)
 # Jobs claimed per transaction.
 JOBS_CLAIM_BATCH = env_int("JOBS_CLAIM_BATCH", 500, minimum=1, maximum=5000)
+# The most runs one backfill creates (POST /api/v1/jobs/<id>/backfill/, manage.py backfill).
+JOBS_BACKFILL_MAX_RUNS = env_int("JOBS_BACKFILL_MAX_RUNS", 1000, minimum=1, maximum=100000)
 JOBS_EXECUTOR = env_str("JOBS_EXECUTOR", "jobs.executors.SimulatedExecutor")
 # A queue whose oldest ready run has waited longer than this is stalled: the dashboard
 # marks it and the health check reports it (jobs/queues/settings.py); 0: never.

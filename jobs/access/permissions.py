@@ -21,6 +21,13 @@ USE_SHELL = "jobs.use_shell"  # create or change a job whose executor runs shell
 PAUSE_SCHEDULER = "jobs.pause_scheduler"  # pause and resume the whole scheduler
 
 
+# Business calendars and blackout windows: kept by job admins (everyone who may read jobs
+# reads them).
+CALENDAR_CODENAMES = tuple(
+    f"{verb}_{model}" for model in ("calendar", "blackout") for verb in ("add", "change", "delete")
+)
+
+
 class GroupGrant(NamedTuple):
     """A group made by the migrations and the permissions (codenames in the jobs app)
     it holds."""
@@ -35,7 +42,15 @@ JOB_OPERATORS = GroupGrant("Job operators", ("view_job", "run_job", "change_job"
 # user at a time, never by being an admin of jobs.
 JOB_ADMINS = GroupGrant(
     "Job admins",
-    ("view_job", "add_job", "change_job", "delete_job", "run_job", "pause_scheduler"),
+    (
+        "view_job",
+        "add_job",
+        "change_job",
+        "delete_job",
+        "run_job",
+        "pause_scheduler",
+        *CALENDAR_CODENAMES,
+    ),
 )
 GROUPS = (JOB_VIEWERS, JOB_OPERATORS, JOB_ADMINS)
 

@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy as _
 # Importing the modules registers their ModelAdmins (Django's autodiscovery imports
 # this package only).
 from jobs.admin import changes, jobs, runs, scheduler, tokens
+from jobs.admin.calendars import BlackoutAdmin, CalendarAdmin
 from jobs.admin.changes import JobChangeAdmin
 from jobs.admin.common import LIST_PER_PAGE, CappedCountPaginator
 from jobs.admin.jobs import JobAdmin
@@ -34,6 +35,8 @@ admin.site.index_title = _("Console")
 
 __all__ = [
     "LIST_PER_PAGE",
+    "BlackoutAdmin",
+    "CalendarAdmin",
     "CappedCountPaginator",
     "JobAdmin",
     "JobChangeAdmin",

@@ -49,6 +49,8 @@ FIELDSETS = (
                 ("interval", "interval_unit"),
                 ("cron_expression", "timezone"),
                 "misfire_policy",
+                ("calendar", "calendar_policy"),
+                "jitter_seconds",
             ),
             "description": _(
                 "Once: set “run at”. Every N units: set “every” and “unit”; "

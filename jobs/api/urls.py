@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import APIRootView, DefaultRouter
 
+from jobs.api.calendars import BlackoutViewSet, CalendarViewSet
 from jobs.api.docs import SchemaView, SwaggerView
 from jobs.api.policy import ApiPolicy, extend_schema
 from jobs.api.queues import QueuesView
@@ -53,6 +54,8 @@ class Router(DefaultRouter):
 router = Router()
 router.register("jobs", JobViewSet, basename="api-job")
 router.register("runs", RunViewSet, basename="api-run")
+router.register("calendars", CalendarViewSet, basename="api-calendar")
+router.register("blackouts", BlackoutViewSet, basename="api-blackout")
 
 
 def _own_authentication(patterns: list) -> list:

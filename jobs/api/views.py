@@ -34,6 +34,7 @@ from jobs.api.serializers import (
     TaskSerializer,
     field_errors,
 )
+from jobs.api.serializers.calendars import BackfillAnswerSerializer, BackfillSerializer
 from jobs.forecasts import preview
 from jobs.models import Channel, Job, JobChange, JobHistory, gate
 from jobs.models.chains import CHAIN_FIELDS
@@ -88,6 +89,7 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
         "disable": CHANGE_JOB,
         "destroy": DELETE_JOB,
         "run": RUN_JOB,
+        "backfill": RUN_JOB,
     }
 
     def get_queryset(self) -> QuerySet[Job]:
@@ -145,6 +147,27 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
             status=status.HTTP_201_CREATED,
             headers={"Location": url},
         )
+
+    @extend_schema(
+        summary="Run a job for a past range",
+        description=(
+            "One run per occurrence in [start, end) that has none yet (trigger backfill), "
+            "at most JOBS_BACKFILL_MAX_RUNS; the end must be in the past."
+        ),
+        request=BackfillSerializer,
+        responses={201: BackfillAnswerSerializer},
+    )
+    @action(detail=True, methods=["post"])
+    def backfill(self, request: Request, pk: str | None = None) -> Response:
+        job = self.get_object()
+        body = BackfillSerializer(data=request.data if isinstance(request.data, dict) else {})
+        body.is_valid(raise_exception=True)
+        try:
+            done = engine.backfill(job, body.validated_data["start"], body.validated_data["end"])
+        except engine.BackfillRefused as refused:
+            raise exceptions.ValidationError({refused.field: [str(refused)]}) from None
+        answer = {"occurrences": done.occurrences, "created": done.created}
+        return Response(BackfillAnswerSerializer(answer).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(summary="Enable a job", request=None, responses={200: JobSerializer})
     @action(detail=True, methods=["post"])

@@ -52,7 +52,9 @@ def _steady(spec: Spec, progress: Progress) -> dict[str, Any]:
 
 
 def _scale(spec: Spec, progress: Progress) -> dict[str, Any]:
-    return scale.run(spec["jobs"], spec["workers"], progress)
+    return scale.run(
+        spec["jobs"], spec["workers"], progress, calendars=spec.get("calendars", False)
+    )
 
 
 def _once(spec: Spec, progress: Progress) -> dict[str, Any]:

@@ -103,6 +103,12 @@ GROUPS: tuple[tuple[str, tuple[Option, ...]], ...] = (
                 default=1_000_000,
                 help="defined jobs (1,000,000); also measured with a tenth",
             ),
+            _option(
+                "--calendars",
+                action="store_true",
+                help="one job in ten on a business calendar (JP holidays) and a global "
+                "blackout window (not open during the measurement)",
+            ),
         ),
     ),
     (

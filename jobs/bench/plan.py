@@ -64,7 +64,14 @@ def _steady(options: dict[str, Any]) -> list[Spec]:
 
 
 def _scale(options: dict[str, Any]) -> list[Spec]:
-    return [{"scenario": "scale", "jobs": options["scale_jobs"], "workers": options["workers"]}]
+    return [
+        {
+            "scenario": "scale",
+            "jobs": options["scale_jobs"],
+            "workers": options["workers"],
+            "calendars": bool(options.get("calendars")),
+        }
+    ]
 
 
 def _once(options: dict[str, Any]) -> list[Spec]:
@@ -151,7 +158,8 @@ def describe(spec: Spec) -> str:
     if scenario == "steady":
         return f"steady, {spec['rate']:,} runs/s for {spec['seconds']:g} s"
     if scenario == "scale":
-        return f"scale, {spec['jobs']:,} jobs"
+        calendars = ", 10 % on a calendar, a global window" if spec.get("calendars") else ""
+        return f"scale, {spec['jobs']:,} jobs{calendars}"
     if scenario == "once":
         return f"once, runscheduler --once over {spec['jobs']:,} jobs, {spec['due']:,} due"
     if scenario == "alerts":

@@ -6,13 +6,15 @@ import statistics
 import time
 from datetime import datetime, timedelta
 
+from django.db import connection
 from django.utils import timezone
 
 from jobs import conf, engine
-from jobs.bench.data import delete_runs, insert_far_jobs, set_due
+from jobs.bench.data import JOB_TABLE, delete_runs, insert_far_jobs, set_due
 from jobs.bench.progress import Progress
 from jobs.bench.report import Result
 from jobs.executors import ExecutionContext, Outcome
+from jobs.models import Blackout, Calendar
 from jobs.runs import RunTicket
 from jobs.runtime.scheduler import Scheduler
 from jobs.sql.bench import bench_support
@@ -30,6 +32,7 @@ def run(
     *,
     repeat_idle: int = 20,
     repeat_due: int = 3,
+    calendars: bool = False,
 ) -> Result:
     """The cost of a scheduler pass with `jobs` / 10, then `jobs`, defined jobs of which
     none, `jobs` / 1000 or `jobs` / 100 are due: it must follow the due jobs, not all jobs.
@@ -40,7 +43,9 @@ def run(
     the next due time: one turn of an idle scheduler's loop, the first of a new
     scheduler; `loop_turn_ms`, the turns after it (the reaper and the heartbeat are
     throttled); `paused_loop_ms`, those turns while the scheduler is paused with those
-    jobs come due meanwhile (they stay due). Medians of several tries.
+    jobs come due meanwhile (they stay due). Medians of several tries. `calendars`: one
+    job in ten on a business calendar and a global blackout window (closed while
+    measured: its cost is the check, as on most passes).
     """
     progress = progress or Progress(silent=True)
     sizes = sorted({max(1, jobs // 10), jobs})
@@ -52,6 +57,8 @@ def run(
         progress(f"scale: creating jobs up to {size:,}", size - built)
         _define_jobs(built, size, far, progress)
         built = size
+        if calendars:
+            _add_calendars()
         for due in [0, *dues]:
             if due > size:
                 continue
@@ -66,6 +73,23 @@ def _define_jobs(first: int, end: int, far: datetime, progress: Progress) -> Non
     on: none comes due on its own during the benchmark."""
     insert_far_jobs("scale", first, end, far, progress=progress)
     bench_support().refresh_statistics()
+
+
+def _add_calendars() -> None:
+    """One job in ten (names ending in 0) on a Japanese business calendar, and a
+    blackout window for every job, open 30 minutes a day twelve hours from now."""
+    calendar, _ = Calendar.objects.get_or_create(
+        name="bench", defaults={"country": "JP", "timezone": "Asia/Tokyo"}
+    )
+    hour = (timezone.now() + timedelta(hours=12)).hour
+    Blackout.objects.get_or_create(
+        name="bench window",
+        defaults={"cron_expression": f"0 {hour} * * *", "duration_minutes": 30, "timezone": "UTC"},
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {JOB_TABLE} SET calendar_id = %s WHERE name LIKE %s", [calendar.pk, "%0"]
+        )
 
 
 def _headline(rows: list[Result], jobs: int, biggest_due: int) -> Result:

@@ -28,6 +28,8 @@ from jobs.engine.actions import (
     retry_run,
     run_now,
 )
+from jobs.engine.backfill import Backfill, BackfillRefused, backfill
+from jobs.engine.backfill import occurrences as backfill_occurrences
 from jobs.engine.claim import ClaimedRuns, StartNow, claim_due, claim_due_starting
 from jobs.engine.enqueue import enqueue_again
 from jobs.engine.lifecycle import finish, heartbeat, release, start
@@ -48,11 +50,15 @@ from jobs.engine.work import (
 )
 
 __all__ = [
+    "Backfill",
+    "BackfillRefused",
     "CancelRefused",
     "ClaimedRuns",
     "RetryRefused",
     "StartNow",
     "Wake",
+    "backfill",
+    "backfill_occurrences",
     "cancel_run",
     "claim_due",
     "claim_due_starting",

@@ -17,20 +17,19 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import lru_cache
 from typing import NamedTuple
 
 from django.utils import timezone
 
 from jobs import conf
-from jobs.engine import overlap
+from jobs.engine import overlap, planned
 from jobs.engine.rows import pending_run
 from jobs.models import ExecutorKind, OverlapPolicy, ScheduleType, Trigger
 from jobs.runs import RunTicket, new_key
 from jobs.schedules import arithmetic as schedules
 from jobs.sql import store
 from jobs.sql.base import JobsMoved, Operations, Store, read_json
-from jobs.sql.rows import DueJob, JobMove, NewRun
+from jobs.sql.rows import DueJob, JobMove, NewRun, SkippedRun
 
 logger = logging.getLogger("jobs.engine")
 
@@ -74,12 +73,17 @@ class ClaimPlan:
     overlaps: overlap.OverlapPlan | None = None
     # The claim's `now` as the store takes it (for the pause check in _apply).
     db_now: object = None
+    # Occurrences a calendar or a blackout window skips (jobs/engine/planned.py).
+    skipped: list[SkippedRun] = field(default_factory=list)
+    # Keys of runs whose start a jitter or a deferral puts after now: left pending, not
+    # handed out (engine.ready_tickets hands them out when their not_before comes).
+    later: set[str] = field(default_factory=set)
 
 
 class ScheduledRun:
     """Adds a job's scheduled occurrence to a plan: its pending run and its ticket."""
 
-    __slots__ = ("db_dispatched_at", "db_now", "plan", "start", "store")
+    __slots__ = ("db_dispatched_at", "db_now", "now", "plan", "start", "store")
 
     def __init__(
         self,
@@ -88,22 +92,36 @@ class ScheduledRun:
         db_now: object,
         db_dispatched_at: object,
         start: StartNow | None = None,
+        now: datetime | None = None,
     ):
         self.store = s
+        self.now = now or timezone.now()
         self.plan = plan
         self.db_now = db_now
         self.db_dispatched_at = db_dispatched_at
         self.start = start
 
-    def add(self, job: DueJob, scheduled_for: datetime) -> str:
+    def add(
+        self,
+        job: DueJob,
+        scheduled_for: datetime,
+        not_before: datetime | None = None,
+        log: str = "",
+    ) -> str:
         key = new_key()
         started_by = ""
         start = self.start
+        at = self.store.adapt_datetime(scheduled_for)
+        db_not_before = at
+        if not_before is not None and not_before != scheduled_for:
+            db_not_before = self.store.adapt_datetime(not_before)
+            if not_before > self.now:
+                self.plan.later.add(key)
+                start = None
         if start is not None and len(self.plan.started) < start.most and start.takes(job.queue):
             # Due, so it may start now (its not_before is its occurrence).
             started_by = start.worker
             self.plan.started.add(key)
-        at = self.store.adapt_datetime(scheduled_for)
         if job.executor == _SIMULATED:
             # The hot path: a simulated run stores and carries no arguments.
             db_arguments = arguments = None
@@ -122,13 +140,14 @@ class ScheduledRun:
                 at,
                 1,
                 _SCHEDULE,
-                at,
+                db_not_before,
                 self.db_now,
                 self.db_dispatched_at,
                 db_arguments,
                 job.queue,
                 job.priority,
                 started_by,
+                log,
             )
         )
         self.plan.tickets.append(
@@ -198,6 +217,10 @@ def claim_due_starting(
     if len(claimed.inserted) != len(tickets):
         # Someone else had already created these occurrences: theirs to run.
         tickets = [t for t in tickets if t.run_key in claimed.inserted]
+    later = claimed.plan.later
+    if later:
+        # Pending until their jitter or deferral ends: handed out then, as retries are.
+        tickets = [t for t in tickets if t.run_key not in later]
     started = claimed.plan.started
     if not started:
         return ClaimedRuns(tickets, [])
@@ -222,6 +245,8 @@ def _apply(ops: Operations, plan: ClaimPlan, all_or_nothing: bool) -> set[str]:
     if all_or_nothing and moved != len(plan.moves):
         raise JobsMoved
     inserted = ops.insert_runs(plan.runs) if plan.runs else set()
+    if plan.skipped:
+        planned.record_skipped(ops, plan.skipped, plan.db_now)
     if plan.overlaps:  # only when a job in the batch forbids or replaces
         overlap.apply(ops, plan.overlaps, inserted)
     return inserted
@@ -254,7 +279,10 @@ def _plan(
     s = ops.store
     grace = conf.misfire_grace()
     plan = ClaimPlan(db_now=db_now)
-    scheduled = ScheduledRun(s, plan, db_now, db_now if dispatched else None, start)
+    scheduled = ScheduledRun(s, plan, db_now, db_now if dispatched else None, start, now)
+    # The calendars and blackout windows, read once for the batch when a job of it has a
+    # calendar or a jitter, or any window exists (jobs/engine/planned.py).
+    rules = planned.batch_rules(jobs)
     # Jobs whose overlap policy is not "allow": their occurrences are decided after the
     # loop, with one query for the whole batch.
     guarded: list[overlap.Guarded] = []
@@ -267,6 +295,15 @@ def _plan(
             # for an arithmetic reason: it is left as it is (see _leave_due).
             _leave_due(job, "its occurrences could not be computed", failed=True)
             continue
+        planned_claim = None
+        if rules is not None and planned.concerns(job, rules, occurrences):
+            try:
+                planned_claim = planned.plan_job(job, rules, occurrences, now, grace)
+            except Exception:
+                _leave_due(job, "its calendar's slots could not be computed", failed=True)
+                continue
+            occurrences = planned_claim.occurrences
+            plan.skipped += planned_claim.skipped
         following = occurrences.next_run_at
         if following is None and job.schedule_type != _ONCE:
             # A recurring schedule always has a next occurrence (validation refuses an
@@ -280,7 +317,15 @@ def _plan(
                 occurrences.missed,
                 job.misfire_policy,
             )
-        if job.overlap_policy != _ALLOW and occurrences.run_at:
+        if planned_claim is not None:
+            if job.overlap_policy != _ALLOW and planned_claim.runs:
+                guarded.append(
+                    overlap.Guarded(job, tuple(run.scheduled_for for run in planned_claim.runs))
+                )
+            else:
+                for run in planned_claim.runs:
+                    scheduled.add(job, run.scheduled_for, run.not_before, run.note)
+        elif job.overlap_policy != _ALLOW and occurrences.run_at:
             guarded.append(overlap.Guarded(job, occurrences.run_at))
         else:
             for scheduled_for in occurrences.run_at:
@@ -323,7 +368,5 @@ def _leave_due(job: DueJob, why: str, *, failed: bool) -> None:
     )
 
 
-@lru_cache(maxsize=1024)
-def cron_schedule(expression: str, zone_name: str) -> schedules.CronSchedule:
-    """A parsed cron schedule, kept: the same jobs are claimed again and again."""
-    return schedules.CronSchedule(expression, zone_name)
+# A parsed cron schedule, kept: the same jobs are claimed again and again.
+cron_schedule = planned.cron_schedule

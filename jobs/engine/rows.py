@@ -35,6 +35,7 @@ def pending_run(
     queue: str,
     priority: int,
     started_by: str = "",
+    log: str = "",
 ) -> NewRun:
     """A run to insert, from values already adapted by the store (`db_now`: one value
     for a whole batch; `db_arguments`: JSON text, None for a simulated run), in its job's
@@ -51,7 +52,7 @@ def pending_run(
             _RUNNING if started_by else _PENDING,
             trigger,
             db_not_before,
-            "",
+            log,
             started_by,
             db_now,
             db_dispatched_at,

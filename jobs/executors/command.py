@@ -21,6 +21,7 @@ import os
 import shlex
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 from django.conf import settings
@@ -34,7 +35,7 @@ from jobs.executors.command_line import command_line
 from jobs.executors.output import RunOutput
 from jobs.executors.processes import run_child
 from jobs.observability import traceparent
-from jobs.runs import RunTicket
+from jobs.runs import SCHEDULED_FOR_VARIABLE, RunTicket, scheduled_for_text
 
 
 class CommandRefused(ValueError):
@@ -146,10 +147,13 @@ def child_command(words: list[str]) -> list[str]:
     return [sys.executable, "-m", "django", *words]
 
 
-def child_environment() -> dict[str, str]:
+def child_environment(scheduled_for: datetime | None = None) -> dict[str, str]:
     """This process's environment (the command is the site's own code and needs its
-    settings), naming the settings module this process uses."""
+    settings), naming the settings module this process uses, and the time the run was
+    meant for (JOBS_SCHEDULED_FOR)."""
     env = dict(os.environ)
+    if scheduled_for is not None:
+        env[SCHEDULED_FOR_VARIABLE] = scheduled_for_text(scheduled_for)
     env["DJANGO_SETTINGS_MODULE"] = os.environ.get(
         "DJANGO_SETTINGS_MODULE", settings.SETTINGS_MODULE
     )
@@ -190,7 +194,7 @@ class CommandExecutor:
                 output=output,
                 context=context,
                 deadline=deadline,
-                env=child_environment(),
+                env=child_environment(ticket.scheduled_for),
                 cwd=str(project_directory()),
                 run_key=ticket.run_key,
             )

@@ -29,7 +29,7 @@ from jobs.executors.output import RunOutput
 from jobs.observability import traceparent
 from jobs.outbound import rules as outbound
 from jobs.outbound.http import Deadline, PinnedHTTPConnection, PinnedHTTPSConnection, within
-from jobs.runs import RunTicket
+from jobs.runs import SCHEDULED_FOR_HEADER, RunTicket, scheduled_for_text
 from jobs.text import clean_remote
 
 USER_AGENT = "django-job-scheduler/1"
@@ -142,7 +142,11 @@ class HttpExecutor:
                 output.line(f"not run: {name}: {message}.")
             return Outcome(succeeded=False, log=output.text())
         body, content_type = _body(arguments)
-        headers = {"User-Agent": USER_AGENT, "Connection": "close"}
+        headers = {
+            "User-Agent": USER_AGENT,
+            "Connection": "close",
+            SCHEDULED_FOR_HEADER: scheduled_for_text(ticket.scheduled_for),
+        }
         if content_type:
             headers["Content-Type"] = content_type
         headers.update({str(k): str(v) for k, v in (arguments.get("headers") or {}).items()})

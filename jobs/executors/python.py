@@ -73,7 +73,7 @@ def prepare(ticket: RunTicket, output: RunOutput) -> Prepared:
         output.line(f"not run: {task_problem(ticket.command)}.")
         return Prepared(None, None, Outcome(succeeded=False, log=output.text()))
     try:
-        bound = signature.bind_arguments(task, ticket.arguments or {})
+        bound = signature.bind_arguments(task, ticket.arguments or {}, ticket.scheduled_for)
     except signature.ArgumentsError as error:
         output.line(f"not run: the arguments do not fit {task.signature_text}:")
         for name, messages in error.errors.items():

@@ -42,12 +42,20 @@ from jobs.executors.command_line import command_line
 from jobs.executors.output import RunOutput
 from jobs.executors.processes import run_child
 from jobs.observability import traceparent
-from jobs.runs import RunTicket
+from jobs.runs import SCHEDULED_FOR_VARIABLE, RunTicket, scheduled_for_text
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Names the run's identity takes; a job's env cannot replace them.
-IDENTITY_NAMES = ("JOB_ID", "JOB_NAME", "RUN_ID", "SCHEDULED_FOR", "ATTEMPT", "JOBS_RUN")
+IDENTITY_NAMES = (
+    "JOB_ID",
+    "JOB_NAME",
+    "RUN_ID",
+    "SCHEDULED_FOR",
+    SCHEDULED_FOR_VARIABLE,
+    "ATTEMPT",
+    "JOBS_RUN",
+)
 
 
 def shell_enabled() -> bool:
@@ -111,6 +119,7 @@ def run_environment(ticket: RunTicket, home: str) -> dict[str, str]:
             "JOB_NAME": ticket.job_name,
             "RUN_ID": str(ticket.run_id),
             "SCHEDULED_FOR": ticket.scheduled_for.isoformat(),
+            SCHEDULED_FOR_VARIABLE: scheduled_for_text(ticket.scheduled_for),
             "ATTEMPT": str(ticket.attempt),
         }
     )

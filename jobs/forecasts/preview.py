@@ -21,7 +21,8 @@ from typing import Any, NamedTuple
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from jobs.models import Job, ScheduleType
+from jobs.calendars import planning, words
+from jobs.models import LATEST_SCHEDULE_TIME, Job, ScheduleType
 from jobs.models.choices import SCHEDULE_FIELDS
 from jobs.schedules import arithmetic as schedules
 from jobs.schedules import daylight
@@ -36,7 +37,9 @@ PREVIEW_FIELDS = tuple(name for name in SCHEDULE_FIELDS if name != "is_active")
 class Occurrence(NamedTuple):
     at: datetime  # aware UTC
     local: datetime  # the same moment in the schedule's zone
-    note: str | None  # what daylight saving does to it, in words
+    note: str | None  # what daylight saving, the calendar or a blackout does to it, in words
+    skipped: bool = False  # recorded as skipped (a day off, a blackout window), not run
+    starts: datetime | None = None  # when its run may start: `at` plus the job's jitter
 
 
 class Preview(NamedTuple):
@@ -110,10 +113,45 @@ def preview(
         # shows at another local time after it.
         notes = daylight.interval_notes(zone, min(planned.anchor_at, since), times)
     occurrences = [
-        Occurrence(at=at, local=at.astimezone(zone), note=note)
+        Occurrence(at=at, local=at.astimezone(zone), note=note, starts=_starts(planned, at))
         for at, note in zip(times, notes, strict=True)
     ]
+    schedule = planned.planned_schedule()
+    if schedule is not None:
+        occurrences = _planned_occurrences(planned, schedule, since, count, zone)
     return Preview(occurrences, zone_name, {})
+
+
+def _starts(job: Job, at: datetime) -> datetime:
+    return at + planning.jitter_delay(job.pk.hex, at, job.jitter_seconds or 0)
+
+
+def _planned_occurrences(
+    job: Job, schedule: planning.PlannedSchedule, since: datetime, count: int, zone: Any
+) -> list[Occurrence]:
+    """The slots the claim will take, from `since`, each with what happened to it."""
+    slots = schedule.slots(since, LATEST_SCHEDULE_TIME, count)
+    times = [slot.at for slot in slots]
+    if job.schedule_type == ScheduleType.CRON:
+        daylight_notes = daylight.cron_notes(job.cron_schedule(), since, times)
+    else:
+        daylight_notes = daylight.interval_notes(zone, min(job.anchor_at, since), times)
+    rules = schedule.rules
+    occurrences = []
+    for slot, daylight_note in zip(slots, daylight_notes, strict=True):
+        said = [
+            n for n in (words.slot_note(slot, rules.days, rules.zone, zone), daylight_note) if n
+        ]
+        occurrences.append(
+            Occurrence(
+                at=slot.at,
+                local=slot.at.astimezone(zone),
+                note="; ".join(said) or None,
+                skipped=slot.skipped,
+                starts=None if slot.skipped else _starts(job, slot.at),
+            )
+        )
+    return occurrences
 
 
 def _cron_times(cron: schedules.CronSchedule, first: datetime | None, count: int) -> list[datetime]:

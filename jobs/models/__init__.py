@@ -9,6 +9,14 @@ site-wide events beside the audit trail, the scheduler-down incident row). Every
 that was importable from `jobs.models` still is, from here.
 """
 
+from jobs.models.calendars import (
+    Blackout,
+    BlackoutAction,
+    BlackoutScope,
+    Calendar,
+    CalendarPolicy,
+    PlanningRules,
+)
 from jobs.models.changes import ChangeAction, Channel, JobChange, acting, current_actor
 from jobs.models.choices import (
     ACTIVE_STATUSES,
@@ -116,6 +124,11 @@ __all__ = [
     "STATE_BY_LAST_STATUS",
     "TIME_ZONE_MAX_LENGTH",
     "WEBHOOK_URL_MAX_LENGTH",
+    "Blackout",
+    "BlackoutAction",
+    "BlackoutScope",
+    "Calendar",
+    "CalendarPolicy",
     "CappedCount",
     "ChangeAction",
     "Channel",
@@ -134,6 +147,7 @@ __all__ = [
     "NotificationStatus",
     "OverlapPolicy",
     "PauseWindow",
+    "PlanningRules",
     "RunStatus",
     "ScheduleType",
     "SchedulerAction",

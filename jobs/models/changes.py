@@ -60,6 +60,7 @@ class ChangeAction(models.TextChoices):
     RUN_NOW = "run_now", pgettext_lazy("audit action", "run now")
     RETRY = "retry", pgettext_lazy("audit action", "run retried")
     CANCEL = "cancel", pgettext_lazy("audit action", "run cancelled")
+    BACKFILL = "backfill", pgettext_lazy("audit action", "backfilled")
 
 
 # --- who is acting ---------------------------------------------------------------------
@@ -129,9 +130,10 @@ def json_value(value: Any) -> Any:
 
 @functools.cache
 def audited_fields(model: type[models.Model]) -> tuple[str, ...]:
-    """The fields an operator sets: every editable field of the model but its key."""
+    """The fields an operator sets: every editable field of the model but its key (a
+    foreign key by its column, "calendar_id": its value, never a query)."""
     return tuple(
-        field.name
+        field.attname
         for field in model._meta.concrete_fields
         if field.editable and not field.primary_key
     )

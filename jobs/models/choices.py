@@ -178,6 +178,8 @@ class Trigger(models.TextChoices):
     CHAIN = "chain", _("Chain")
     # Made by task.enqueue() (jobs.tasks_backend), or "run again" of such a run.
     ENQUEUE = "enqueue", _("Enqueued")
+    # One run per past occurrence of a range an operator asked for (engine.backfill).
+    BACKFILL = "backfill", _("Backfill")
 
 
 # Fields whose change moves the job to a new schedule (and recomputes next_run_at). All
@@ -191,6 +193,8 @@ SCHEDULE_FIELDS = (
     "timezone",
     "is_active",
 )
+# Fields whose change plans next_run_at again without moving the grid: the calendar.
+PLANNING_FIELDS = ("calendar_id", "calendar_policy")
 # Fields the scheduler owns; saving a job edited in a form must not write back stale copies.
 SCHEDULER_FIELDS = ("next_run_at", "last_run_at", "last_run_status")
 # Fields only the engine writes, counted inside its transactions: no save of a job

@@ -25,7 +25,9 @@ from django.utils.translation import gettext_lazy as _
 
 from jobs import text
 from jobs.access import masking
+from jobs.calendars.planning import MAX_JITTER_SECONDS
 from jobs.models import chains, code, gate, job_rules
+from jobs.models.calendars import CalendarPolicy
 from jobs.models.choices import (
     CODE_SOURCE_MAX_LENGTH,
     COMMAND_MAX_LENGTH,
@@ -227,6 +229,37 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
             highest=MAX_PRIORITY,
         ),
     )
+    # Business days (jobs.calendars): what an occurrence on a day off does, and a
+    # deterministic delay after each occurrence.
+    calendar = models.ForeignKey(
+        "jobs.Calendar",
+        verbose_name=_("calendar"),
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="jobs",
+        help_text=_("Blank: every day counts."),
+    )
+    calendar_policy = models.CharField(
+        _("on a day off"),
+        max_length=24,
+        choices=CalendarPolicy.choices,
+        default=CalendarPolicy.SKIP,
+        db_default=CalendarPolicy.SKIP,
+        # Blank in a form or request that leaves it out or empty: the default (clean()).
+        blank=True,
+    )
+    jitter_seconds = models.PositiveIntegerField(
+        _("jitter (seconds)"),
+        default=0,
+        db_default=0,
+        blank=True,
+        validators=[MaxValueValidator(MAX_JITTER_SECONDS)],
+        help_text=_(
+            "From 0 to 3600: each run starts up to this long after its time, the same "
+            "delay in every scheduler process."
+        ),
+    )
     is_active = models.BooleanField(_("active"), default=True)
     # Origin of an interval job's grid: occurrences are anchor_at + k * interval.
     anchor_at = models.DateTimeField(null=True, blank=True, editable=False)
@@ -378,6 +411,10 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
         ]
         constraints = [
             *job_constraints(),
+            models.CheckConstraint(
+                condition=Q(jitter_seconds__lte=MAX_JITTER_SECONDS),
+                name="jobs_job_jitter_range",
+            ),
             # One job per declaration in code, however many processes sync at once.
             models.UniqueConstraint(
                 fields=["code_key"],
@@ -429,6 +466,9 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
         live in one place.
         """
         super().clean()
+        # Left blank (a form or request written before these fields): their defaults.
+        self.calendar_policy = self.calendar_policy or CalendarPolicy.SKIP
+        self.jitter_seconds = self.jitter_seconds or 0
         # A browser sends a textarea's line breaks as CR LF; a lone CR is refused.
         self.command = text.normalize_newlines(self.command)
         errors = job_rules.job_errors(

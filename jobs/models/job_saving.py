@@ -7,6 +7,7 @@ from django.db import router, transaction
 from jobs.models import chains, changes
 from jobs.models.choices import (
     ENGINE_COUNTER_FIELDS,
+    PLANNING_FIELDS,
     SCHEDULE_FIELDS,
     SCHEDULER_FIELDS,
     STREAK_RULE_FIELDS,
@@ -28,6 +29,8 @@ class JobSaving:
         deferred = instance.get_deferred_fields()
         if not deferred & set(SCHEDULE_FIELDS):
             instance._loaded_schedule = instance._schedule_snapshot()
+        if not deferred & set(PLANNING_FIELDS):
+            instance._loaded_planning = instance._planning_snapshot()
         # The audited values as loaded, so save() records what it changed (jobs.models.
         # changes); read at save time instead when some were deferred.
         if not deferred & set(changes.audited_fields(cls)):
@@ -69,6 +72,14 @@ class JobSaving:
     def _schedule_snapshot(self) -> tuple:
         return tuple(getattr(self, name) for name in SCHEDULE_FIELDS)
 
+    def _planning_snapshot(self) -> tuple:
+        return tuple(getattr(self, name) for name in PLANNING_FIELDS)
+
+    def _planning_changed(self) -> bool:
+        """Whether the calendar or its policy changed (next_run_at is planned again)."""
+        loaded = getattr(self, "_loaded_planning", None)
+        return loaded is not None and loaded != self._planning_snapshot()
+
     def _schedule_changed(self) -> bool:
         loaded = self._stored_schedule()
         return loaded is None or loaded != self._schedule_snapshot()
@@ -81,7 +92,7 @@ class JobSaving:
         adding = self._state.adding
         explicit_fields = kwargs.get("update_fields")
         old = None if adding else self._values_as_loaded()
-        if adding or self._schedule_changed():
+        if adding or self._schedule_changed() or self._planning_changed():
             self.refresh_schedule()
             if not adding and explicit_fields is None:
                 kwargs["update_fields"] = self._fields_but(ENGINE_COUNTER_FIELDS)
@@ -107,4 +118,5 @@ class JobSaving:
             chained = chains.save_pending(self)
             changes.record_save(self, old, change_action, explicit_fields, chained)
         self._loaded_schedule = self._schedule_snapshot()
+        self._loaded_planning = self._planning_snapshot()
         self._loaded_values = changes.job_values(self)

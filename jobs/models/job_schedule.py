@@ -7,7 +7,9 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from jobs.calendars import planning
 from jobs.models import job_rules
+from jobs.models.calendars import PlanningRules
 from jobs.models.choices import ScheduleType
 from jobs.schedules import arithmetic as schedules
 
@@ -60,6 +62,7 @@ class JobSchedule:
             self.anchor_at = None
             cron = self.cron_schedule()
             self.next_run_at = cron.next_after(now) if cron and self.is_active else None
+            self._plan_next_run(now)
             return
         step = self.step
         if step is None:
@@ -72,3 +75,30 @@ class JobSchedule:
             if self.is_active
             else None
         )
+        self._plan_next_run(now)
+
+    def planned_schedule(
+        self, rules: PlanningRules | None = None
+    ) -> planning.PlannedSchedule | None:
+        """The schedule with the job's calendar and the blackout windows applied (what
+        the claim walks), or None when neither applies to it (or it is a one-off job)."""
+        if self.schedule_type == ScheduleType.CRON:
+            base: planning.Base | None = self.cron_schedule()
+        elif self.schedule_type == ScheduleType.INTERVAL and self.step and self.anchor_at:
+            base = planning.IntervalGrid(self.anchor_at, self.step)
+        else:
+            base = None
+        if base is None:
+            return None
+        if rules is None:
+            rules = PlanningRules.load([self.calendar_id])
+        job_rules_ = rules.for_job(self.calendar_id, self.calendar_policy, self.queue, self.pk.hex)
+        return planning.PlannedSchedule(base, job_rules_) if job_rules_ is not None else None
+
+    def _plan_next_run(self, now: datetime) -> None:
+        """next_run_at as the claim will see it: the first slot after now."""
+        if self.next_run_at is None:
+            return
+        planned = self.planned_schedule()
+        if planned is not None:
+            self.next_run_at = planned.next_after(now)

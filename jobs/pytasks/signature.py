@@ -23,7 +23,7 @@ import math
 import types
 import typing
 from collections.abc import Callable, Mapping
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -179,6 +179,8 @@ def describe(target: Any, name: str, description: str | None = None) -> Register
             continue
         if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
             continue  # JSON objects name their values: nothing can go to *args
+        if parameter.name == SCHEDULED_FOR:
+            continue  # the run gives it (scheduled_for_keywords), never a job's arguments
         parameters.append(_parameter(parameter, hints)._replace(bounds=bounds.get(parameter.name)))
     if description is None:
         description = _first_paragraph(inspect.getdoc(function) or "")
@@ -330,11 +332,38 @@ def _signature(function: Callable[..., Any]) -> inspect.Signature:
     return inspect.signature(function)
 
 
-def bind_arguments(task: RegisteredTask, arguments: Mapping[str, Any] | None) -> BoundArguments:
+SCHEDULED_FOR = "scheduled_for"
+# What a task declaring scheduled_for is bound with when its arguments are only checked
+# (a form, a save): the value itself is the run's.
+_CHECKING = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def scheduled_for_keywords(function: Callable[..., Any], scheduled_for: datetime) -> dict[str, Any]:
+    """The keyword arguments a callable gets for the time its run was meant for: {"scheduled_for":
+    the aware datetime} when it declares a parameter of that name (keyword or positional
+    or keyword), else nothing. Every executor that calls Python code asks this."""
+    try:
+        parameter = _signature(function).parameters.get(SCHEDULED_FOR)
+    except (TypeError, ValueError):
+        return {}
+    if parameter is None or parameter.kind in (
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.VAR_POSITIONAL,
+        inspect.Parameter.VAR_KEYWORD,
+    ):
+        return {}
+    return {SCHEDULED_FOR: scheduled_for}
+
+
+def bind_arguments(
+    task: RegisteredTask,
+    arguments: Mapping[str, Any] | None,
+    scheduled_for: datetime | None = None,
+) -> BoundArguments:
     """The task's call from a job's arguments (a JSON object): each value read into the
-    type its annotation asks for. Raises ArgumentsError with every message by parameter:
-    a required parameter missing, a name the task does not take, a value of the wrong
-    type."""
+    type its annotation asks for, and the run's `scheduled_for` when the task declares
+    it. Raises ArgumentsError with every message by parameter: a required parameter
+    missing, a name the task does not take, a value of the wrong type."""
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, Mapping):
@@ -343,7 +372,7 @@ def bind_arguments(task: RegisteredTask, arguments: Mapping[str, Any] | None) ->
     values: dict[str, Any] = {}
     known = {parameter.name: parameter for parameter in task.parameters}
     for key in arguments:
-        if key not in known and not task.accepts_any:
+        if (key not in known and not task.accepts_any) or key == SCHEDULED_FOR:
             errors.setdefault(str(key), []).append(
                 _("%(task)s takes no argument “%(name)s”.")
                 % {"task": task.signature_text.split("(", 1)[0], "name": str(key)[:100]}
@@ -370,6 +399,7 @@ def bind_arguments(task: RegisteredTask, arguments: Mapping[str, Any] | None) ->
             positional.append(values[parameter.name])
         else:
             keywords[parameter.name] = values[parameter.name]
+    keywords.update(scheduled_for_keywords(task.function, scheduled_for or _CHECKING))
     try:
         return signature.bind(*positional, **keywords)
     except TypeError as error:
@@ -503,7 +533,9 @@ def normalize(task: RegisteredTask, arguments: Mapping[str, Any] | None) -> dict
     """bind_arguments(), given back as the JSON object a job stores: "12" for an int is
     12, dates and datetimes ISO text, Enum members their value. Raises ArgumentsError."""
     bound = bind_arguments(task, arguments)
-    values = {name: json_value(value) for name, value in bound.arguments.items()}
+    values = {
+        name: json_value(value) for name, value in bound.arguments.items() if name != SCHEDULED_FOR
+    }
     # **kwargs arrive as one dict: spread them out again.
     for parameter in inspect.signature(task.function).parameters.values():
         if parameter.kind is inspect.Parameter.VAR_KEYWORD and parameter.name in values:

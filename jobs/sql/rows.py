@@ -38,6 +38,10 @@ class DueJob(NamedTuple):
     arguments: object  # the job's arguments as the database gave them (JSON text)
     queue: str  # copied onto its runs, with the priority
     priority: int
+    calendar_id: int | None  # its business calendar (jobs.calendars), with the policy
+    calendar_policy: str
+    jitter_seconds: int
+    anchor_at: datetime | None  # an interval job's grid origin
 
 
 class JobMove(NamedTuple):

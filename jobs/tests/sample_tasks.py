@@ -196,3 +196,10 @@ def traced(step: str = "inner step") -> str:
 
     with trace.get_tracer("jobs.tests").start_as_current_span(step):
         return step
+
+
+@register
+def meant_for(scheduled_for: datetime, label: str = "") -> str:
+    """Note the time its run was meant for (given by the run, never by the arguments)."""
+    _note("meant_for", scheduled_for=scheduled_for, label=label)
+    return scheduled_for.isoformat()

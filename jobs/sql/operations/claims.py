@@ -20,7 +20,9 @@ class ClaimOperations(OperationsCore):
         # the claim's critical path.
         make = tuple.__new__
         return [
-            make(DueJob, (read_key(row[0]), *row[1:7], read_dt(row[7]), *row[7:]))
+            make(
+                DueJob, (read_key(row[0]), *row[1:7], read_dt(row[7]), *row[7:24], read_dt(row[24]))
+            )
             for row in self._execute("due_jobs", [now, limit]).fetchall()
         ]
 

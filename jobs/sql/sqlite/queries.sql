@@ -18,7 +18,8 @@
 SELECT id, name, command, schedule_type, interval, interval_unit, misfire_policy,
        CAST(next_run_at AS TEXT), max_retries, retry_backoff_seconds, cron_expression,
        timezone, overlap_policy, timeout_seconds, sim_failure_rate, sim_min_seconds,
-       sim_max_seconds, executor, arguments, queue, priority
+       sim_max_seconds, executor, arguments, queue, priority, calendar_id, calendar_policy,
+       jitter_seconds, CAST(anchor_at AS TEXT)
   FROM {job_table}
  WHERE is_active AND next_run_at <= %s
  ORDER BY next_run_at LIMIT %s

@@ -280,7 +280,7 @@ def test_a_shell_job_gets_a_scrubbed_environment_with_its_identity_and_env(setti
     assert variables["HOME"].startswith("/") and "jobs-runs-" in variables["HOME"]
     assert set(variables) <= {
         "PATH", "LANG", "HOME", "GREETING", "JOB_ID", "JOB_NAME", "RUN_ID", "SCHEDULED_FOR",
-        "ATTEMPT", "JOBS_RUN", "PWD", "SHLVL", "_",
+        "ATTEMPT", "JOBS_RUN", "JOBS_SCHEDULED_FOR", "PWD", "SHLVL", "_",
     }  # fmt: skip
 
 

@@ -100,6 +100,10 @@ def _schedule() -> list[LayoutObject]:
         ),
         _schedule_part(Row(Column("cron_expression"), Column("timezone")), types=ScheduleType.CRON),
         _schedule_part("misfire_policy", types=" ".join(SCHEDULE_TYPE_FIELDS["misfire_policy"])),
+        _schedule_part(
+            Row(Column("calendar"), Column("calendar_policy"), Column("jitter_seconds")),
+            types=f"{ScheduleType.INTERVAL} {ScheduleType.CRON}",
+        ),
         Row(
             Column(
                 _schedule_part(

@@ -1,0 +1,77 @@
+"""Business calendars and blackout windows through the API, and a backfill's range."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import serializers
+
+from jobs.models import Blackout, Calendar
+
+
+class ModelJudged(serializers.ModelSerializer):
+    """The model's own clean() judges the values (the admin and the forms call it too)."""
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        model = self.Meta.model  # type: ignore[attr-defined]
+        instance = self.instance or model()
+        values = {k: v for k, v in attrs.items() if k != "jobs"}
+        for name, value in values.items():
+            setattr(instance, name, value)
+        try:
+            instance.full_clean(validate_unique=True)
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.message_dict) from None
+        # clean() normalises some values (upper-case codes, sorted dates): keep those.
+        return {**attrs, **{name: getattr(instance, name) for name in values}}
+
+
+class CalendarSerializer(ModelJudged):
+    class Meta:
+        model = Calendar
+        fields = [
+            "id",
+            "name",
+            "timezone",
+            "weekdays",
+            "country",
+            "subdivision",
+            "extra_days_off",
+            "extra_working_days",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["id", "created_at", "updated_at"]
+
+
+class BlackoutSerializer(ModelJudged):
+    class Meta:
+        model = Blackout
+        fields = [
+            "id",
+            "name",
+            "action",
+            "cron_expression",
+            "duration_minutes",
+            "timezone",
+            "starts_at",
+            "ends_at",
+            "scope",
+            "queue",
+            "jobs",
+            "is_active",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["id", "created_at", "updated_at"]
+
+
+class BackfillSerializer(serializers.Serializer):
+    start = serializers.DateTimeField(help_text="The first moment of the range (included).")
+    end = serializers.DateTimeField(help_text="Its end (excluded), in the past.")
+
+
+class BackfillAnswerSerializer(serializers.Serializer):
+    occurrences = serializers.ListField(child=serializers.DateTimeField())
+    created = serializers.ListField(child=serializers.DateTimeField())

@@ -1,0 +1,1 @@
+"""Business calendars, blackout windows and jitter: pure planning of when occurrences run."""
