@@ -161,7 +161,7 @@ WSGI_APPLICATION = "scheduler_site.wsgi.application"
 
 
 # --- Database ---------------------------------------------------------------------------
-# SQLite by default (zero set-up); DATABASE_URL switches to PostgreSQL.
+# SQLite by default (zero set-up); DATABASE_URL switches to PostgreSQL or MySQL/MariaDB.
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
 CONN_MAX_AGE = env_int("CONN_MAX_AGE", 60, minimum=0)
 try:
@@ -191,12 +191,29 @@ if _database["ENGINE"] == "django.db.backends.sqlite3":
     }
     # Tests share their database file with the processes they start, so it is a file.
     _database["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
+elif _database["ENGINE"] == "django.db.backends.mysql":
+    # MySQL 8.0+ and MariaDB 10.6+ (docs/mysql.md). READ COMMITTED: InnoDB's default,
+    # REPEATABLE READ, answers a plain read from the transaction's first snapshot and
+    # takes gap locks on every locking read, so a claim would re-read jobs another
+    # scheduler already moved and the claims of several schedulers would wait on each
+    # other's gaps; READ COMMITTED sees each statement's latest commits, as PostgreSQL
+    # does, and locks only the rows it reads. utf8mb4: a log or a name with an emoji is
+    # four bytes of UTF-8, which MySQL's "utf8" (utf8mb3) refuses.
+    _database["OPTIONS"] = {
+        "charset": "utf8mb4",
+        "isolation_level": "read committed",
+        # The session is UTC whatever the server's zone: Django writes UTC datetimes,
+        # and NOW() and the like must agree (no zone tables needed).
+        "init_command": "SET time_zone = '+00:00'",
+    }
+    _database["TEST"] = {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_bin"}
 elif _database["ENGINE"] not in (
     "django.db.backends.postgresql",
     "django.db.backends.postgresql_psycopg2",
 ):
     raise ImproperlyConfigured(
-        f"DATABASE_URL must point to SQLite or PostgreSQL, got engine {_database['ENGINE']}"
+        "DATABASE_URL must point to SQLite, PostgreSQL or MySQL/MariaDB, got engine "
+        f"{_database['ENGINE']}"
     )
 DATABASES = {"default": _database}
 
