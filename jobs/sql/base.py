@@ -59,7 +59,7 @@ class Store:
     queries_file: Path
     # The class of the operations the store's transactions and reads give (a vendor may
     # run some operations in steps of its own: jobs/sql/mysql/operations.py).
-    operations: type[Operations]
+    _operations: type[Operations]
 
     def __init__(self) -> None:
         self.queries = loader.load(self.queries_file)
@@ -138,7 +138,7 @@ class Store:
         SQLite that is BEGIN IMMEDIATE, which waits for the lock (busy timeout) instead
         of failing at once when another process wrote between our read and our write."""
         with self.writer_lock(), transaction.atomic(), self.driver_cursor() as cursor:
-            yield self.operations(self, cursor)
+            yield self._operations(self, cursor)
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -150,7 +150,7 @@ class Store:
     def reading(self) -> Iterator[Operations]:
         """Reads outside a write transaction."""
         with self.driver_cursor() as cursor:
-            yield self.operations(self, cursor)
+            yield self._operations(self, cursor)
 
     def ticket(self, row: Sequence) -> RunTicket:
         """A RunTicket from the first TICKET_COLUMNS columns of a ticket statement
@@ -217,7 +217,7 @@ class Operations(
     __slots__ = ()
 
 
-Store.operations = Operations
+Store._operations = Operations
 
 
 def check_params(queries: dict[str, loader.Query], rows: dict[str, type]) -> None:

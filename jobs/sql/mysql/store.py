@@ -35,6 +35,15 @@ def _same(sql: str) -> str:
     return sql  # mysqlclient takes `%s` as it is
 
 
+class MysqlCursor(EngineCursor):
+    """EngineCursor, with rows as a list (mysqlclient gives a tuple)."""
+
+    __slots__ = ()
+
+    def fetchall(self) -> list:
+        return list(self._cursor.fetchall())
+
+
 class NoCheckpoints(contextlib.nullcontext):
     """The server manages its own log: nothing to start or stop."""
 
@@ -48,7 +57,7 @@ class NoCheckpoints(contextlib.nullcontext):
 class MysqlStore(Store):
     vendor = "mysql"
     queries_file = Path(__file__).with_name("queries.sql")
-    operations = MysqlOperations
+    _operations = MysqlOperations
 
     def __init__(self) -> None:
         super().__init__()
@@ -119,7 +128,7 @@ class MysqlStore(Store):
         with connection.wrap_database_errors:
             raw = connection.connection.cursor()
             try:
-                yield EngineCursor(raw, _same)
+                yield MysqlCursor(raw, _same)
             finally:
                 raw.close()
 
