@@ -206,7 +206,8 @@ elif _database["ENGINE"] == "django.db.backends.mysql":
         # and NOW() and the like must agree (no zone tables needed).
         "init_command": "SET time_zone = '+00:00'",
     }
-    _database["TEST"] = {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_bin"}
+    # Case-insensitive, as Django's icontains (the searches) expects of MySQL.
+    _database["TEST"] = {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"}
 elif _database["ENGINE"] not in (
     "django.db.backends.postgresql",
     "django.db.backends.postgresql_psycopg2",
