@@ -32,9 +32,14 @@ from jobs.tests.runtime.test_processes import (
 
 pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True)]
 
+_ENGINE = __import__("django").conf.settings.DATABASES["default"]["ENGINE"]
 on_postgresql = pytest.mark.skipif(
-    "postgresql" not in __import__("django").conf.settings.DATABASES["default"]["ENGINE"],
+    "postgresql" not in _ENGINE,
     reason="needs PostgreSQL (run with DATABASE_URL=postgres://...)",
+)
+on_a_server = pytest.mark.skipif(
+    "sqlite" in _ENGINE,
+    reason="needs PostgreSQL or MySQL/MariaDB (run with DATABASE_URL=postgres://... or mysql://...)",
 )
 
 LEASE = 3
@@ -119,7 +124,7 @@ def test_chaos_on_the_test_database_with_three_schedulers():
     assert total >= 100 * 12
 
 
-@on_postgresql
+@on_a_server
 def test_chaos_with_huey_workers_over_redis_restarted_once():
     rng = random.Random(11)
     redis = RedisServer()
