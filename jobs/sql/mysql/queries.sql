@@ -19,7 +19,10 @@
 --   MariaDB's `VALUES ()`), a derived table of selected rows can;
 -- - `ON CONFLICT DO NOTHING` is `ON DUPLICATE KEY UPDATE id = id` (INSERT IGNORE would
 --   also hide truncation and foreign key errors);
--- - `||` is OR: CONCAT appends to a log.
+-- - `||` is OR: CONCAT appends to a log;
+-- - InnoDB detects a cycle of lock waits and fails one transaction (a deadlock) where
+--   PostgreSQL would often wait: a locking read of runs by key locks them in key order
+--   (ORDER BY id), so two such reads never wait on each other in a circle.
 -- A key is 32 hex digits, which both Django's CHAR(32) on MySQL and MariaDB's UUID
 -- type take as they are; MariaDB returns its UUIDs with dashes (the store strips them).
 
@@ -111,7 +114,7 @@ SELECT job_id, id, status FROM {run_table} FORCE INDEX (jobs_run_running_heartbe
 -- params: worker, now, now, now, keys
 SELECT id FROM {run_table}
  WHERE status = {pending} AND not_before <= %s AND id IN ({keys})
-   FOR UPDATE;
+   ORDER BY id FOR UPDATE;
 UPDATE {run_table} SET status = {running}, worker = %s, started_at = %s, heartbeat_at = %s
  WHERE id IN ({keys})
 
@@ -201,7 +204,7 @@ UPDATE {run_table} AS t JOIN ({rows}) AS v ON t.id = v.id
 -- this check and the write.
 -- params: worker, keys
 SELECT id FROM {run_table} WHERE status = {running} AND worker = %s AND id IN ({keys})
-   FOR UPDATE
+ ORDER BY id FOR UPDATE
 
 -- name: finish_runs
 -- params: status, started_at, finished_at, log, key
@@ -256,7 +259,7 @@ SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
 -- params: now, note, cutoff, keys
 SELECT id FROM {run_table}
  WHERE status = {running} AND heartbeat_at < %s AND id IN ({keys})
-   FOR UPDATE;
+   ORDER BY id FOR UPDATE;
 UPDATE {run_table} SET status = {failed}, finished_at = %s, log = CONCAT(log, %s)
  WHERE id IN ({keys})
 
@@ -352,7 +355,7 @@ SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
 SELECT id FROM {run_table}
  WHERE status = {pending} AND (dispatched_at IS NULL OR dispatched_at < %s)
    AND id IN ({keys})
-   FOR UPDATE;
+   ORDER BY id FOR UPDATE;
 UPDATE {run_table} SET dispatched_at = %s WHERE id IN ({keys})
 
 -- name: mark_dispatched
