@@ -21,8 +21,10 @@
 --   also hide truncation and foreign key errors);
 -- - `||` is OR: CONCAT appends to a log;
 -- - InnoDB detects a cycle of lock waits and fails one transaction (a deadlock) where
---   PostgreSQL would often wait: a locking read of runs by key locks them in key order
---   (ORDER BY id), so two such reads never wait on each other in a circle.
+--   PostgreSQL would often wait: a locking read of runs by key reads the primary key
+--   alone (FORCE INDEX (PRIMARY): through a status-led index it would lock that
+--   index's entries too, which the next write of another transaction needs) and in key
+--   order (ORDER BY id), so two such transactions never wait on each other in a circle.
 -- A key is 32 hex digits, which both Django's CHAR(32) on MySQL and MariaDB's UUID
 -- type take as they are; MariaDB returns its UUIDs with dashes (the store strips them).
 
@@ -112,7 +114,7 @@ SELECT job_id, id, status FROM {run_table} FORCE INDEX (jobs_run_running_heartbe
 -- Runs of queues without a limit, by primary key: the ready pending runs locked, then
 -- started.
 -- params: worker, now, now, now, keys
-SELECT id FROM {run_table}
+SELECT id FROM {run_table} FORCE INDEX (PRIMARY)
  WHERE status = {pending} AND not_before <= %s AND id IN ({keys})
    ORDER BY id FOR UPDATE;
 UPDATE {run_table} SET status = {running}, worker = %s, started_at = %s, heartbeat_at = %s
@@ -203,7 +205,7 @@ UPDATE {run_table} AS t JOIN ({rows}) AS v ON t.id = v.id
 -- Which runs a worker still owns, locked so that the reaper cannot take one between
 -- this check and the write.
 -- params: worker, keys
-SELECT id FROM {run_table} WHERE status = {running} AND worker = %s AND id IN ({keys})
+SELECT id FROM {run_table} FORCE INDEX (PRIMARY) WHERE status = {running} AND worker = %s AND id IN ({keys})
  ORDER BY id FOR UPDATE
 
 -- name: finish_runs
@@ -257,7 +259,7 @@ SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
 -- name: fail_lost_runs
 -- The runs still stale locked, then failed.
 -- params: now, note, cutoff, keys
-SELECT id FROM {run_table}
+SELECT id FROM {run_table} FORCE INDEX (PRIMARY)
  WHERE status = {running} AND heartbeat_at < %s AND id IN ({keys})
    ORDER BY id FOR UPDATE;
 UPDATE {run_table} SET status = {failed}, finished_at = %s, log = CONCAT(log, %s)
@@ -352,7 +354,7 @@ SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
 -- name: stamp_dispatched
 -- The runs nobody handed out since the cutoff locked, then stamped.
 -- params: now, cutoff, keys
-SELECT id FROM {run_table}
+SELECT id FROM {run_table} FORCE INDEX (PRIMARY)
  WHERE status = {pending} AND (dispatched_at IS NULL OR dispatched_at < %s)
    AND id IN ({keys})
    ORDER BY id FOR UPDATE;
