@@ -77,10 +77,10 @@ def test_four_schedulers_one_killed_and_restarted_make_one_first_attempt_per_occ
         procs[0].kill()
         procs[0] = scheduler("--workers", "2", **env)
         wait_until(lambda: first_attempts() >= 50 * 4, 120, interval=0.2)
-        # The restarted scheduler has run some (and so is past its start-up, its SIGTERM
-        # handler set) before all are stopped: the others alone may reach the count first.
-        restarted = f":{procs[0].popen.pid}/"
-        wait_until(lambda: JobHistory.objects.filter(worker__contains=restarted).exists(), 120)
+        # The three others can make those runs while the restarted one is still importing
+        # Django on a loaded machine; a SIGTERM then would find Python's default handler,
+        # not the scheduler's (it logs "started" once its own is in place).
+        wait_until(lambda: all(" started: " in proc.log() for proc in procs), 120)
         for proc in procs:
             assert proc.stop(timeout=30) == 0, proc.log()
         logs = "".join(proc.log() for proc in procs)
