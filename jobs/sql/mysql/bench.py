@@ -77,9 +77,7 @@ def throwaway_database(keep: Path | None = None) -> Iterator[str]:
     name = f"bench_{secrets.token_hex(6)}"
     quoted = connection.ops.quote_name(name)
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"CREATE DATABASE {quoted} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
-        )
+        cursor.execute(f"CREATE DATABASE {quoted} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci")
     try:
         # Only the standalone site has it (manage.py benchmark refuses to run without).
         parts = urlsplit(getattr(settings, "DATABASE_URL", ""))
