@@ -192,23 +192,18 @@ if _database["ENGINE"] == "django.db.backends.sqlite3":
     # Tests share their database file with the processes they start, so it is a file.
     _database["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
 elif _database["ENGINE"] == "django.db.backends.mysql":
-    # MySQL 8.0+ and MariaDB 10.6+ (docs/mysql.md). READ COMMITTED: InnoDB's default,
-    # REPEATABLE READ, answers a plain read from the transaction's first snapshot and
-    # takes gap locks on every locking read, so a claim would re-read jobs another
-    # scheduler already moved and the claims of several schedulers would wait on each
-    # other's gaps; READ COMMITTED sees each statement's latest commits, as PostgreSQL
-    # does, and locks only the rows it reads. utf8mb4: a log or a name with an emoji is
-    # four bytes of UTF-8, which MySQL's "utf8" (utf8mb3) refuses.
+    # MySQL 8.0+ and MariaDB 10.6+ (docs/mysql.md says why each option). READ COMMITTED:
+    # a claim sees the latest commits at each statement and locks only the rows it reads
+    # (InnoDB's REPEATABLE READ reads its first snapshot and locks gaps); utf8mb4: a
+    # four-byte character (an emoji) in a log or a name; the session in UTC, whatever
+    # the server's zone, so that no zone tables are needed.
     _database["OPTIONS"] = {
         "charset": "utf8mb4",
         "isolation_level": "read committed",
-        # The session is UTC whatever the server's zone: Django writes UTC datetimes,
-        # and NOW() and the like must agree (no zone tables needed).
         "init_command": "SET time_zone = '+00:00'",
     }
-    # models.W036/W037: MySQL has no partial indexes, so Django leaves the condition of
-    # the models' partial indexes (and a unique constraint with one) out; migration
-    # 0019_mysql_indexes builds what serves the same statements there (docs/mysql.md).
+    # Django leaves the condition of partial indexes out on MySQL (models.W036/W037);
+    # migration 0019_mysql_indexes builds what serves the same statements there.
     SILENCED_SYSTEM_CHECKS += ["models.W036", "models.W037"]
     # Case-insensitive, as Django's icontains (the searches) expects of MySQL.
     _database["TEST"] = {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"}
