@@ -93,7 +93,7 @@ def test_the_engines_statements_are_counted_and_logged_while_django_logs_queries
     # On MySQL the runs are locked and read first (it has no RETURNING).
     expected = ["UPDATE jobs_jobhistory"]
     if connection.vendor == "mysql":
-        expected.insert(0, "SELECT id FROM jobs_jobhistory")
+        expected.insert(0, "SELECT id FROM jobs_jobhistory FORCE INDEX (PRIMARY)")
     assert [
         q["sql"].split(" SET ")[0].split(" WHERE ")[0]
         for q in started.captured_queries
