@@ -160,7 +160,8 @@ def sync(*, apply: bool = True, actor: str = "syncjobs") -> SyncReport:
         stored = {
             job.code_key: job
             for job in Job.objects.select_for_update()
-            .filter(code_key__isnull=False)
+            # The implicit jobs of enqueued tasks (jobs.tasks_backend) are no declarations.
+            .filter(code_key__isnull=False, enqueued_task=False)
             .order_by("code_key")
         }
         planned: list[_Planned] = []
@@ -352,21 +353,13 @@ def _schedule_values(declaration: Declaration) -> dict[str, Any]:
         values["timezone"] = declaration.timezone or ""
     elif declaration.every is not None:
         values["schedule_type"] = ScheduleType.INTERVAL.value
-        values["interval"], values["interval_unit"] = _interval(declaration.every)
+        values["interval"], values["interval_unit"] = schedules.largest_unit(
+            int(declaration.every.total_seconds())
+        )
     else:
         values["schedule_type"] = ScheduleType.ONCE.value
         values["scheduled_at"] = declaration.at
     return values
-
-
-def _interval(every: timedelta) -> tuple[int, str]:
-    """A timedelta as the job's "every N units", in the largest unit it is a whole
-    number of (every=timedelta(hours=2): 2 hours)."""
-    seconds = int(every.total_seconds())
-    for unit in (schedules.DAY, schedules.HOUR, schedules.MINUTE, schedules.SECOND):
-        if seconds % schedules.UNIT_SECONDS[unit] == 0:
-            return seconds // schedules.UNIT_SECONDS[unit], unit
-    return seconds, schedules.SECOND  # unreachable: every unit divides by a second
 
 
 def _record(values: dict[str, Any]) -> dict[str, Any]:

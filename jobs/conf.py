@@ -52,6 +52,13 @@ DEFAULTS: dict[str, Any] = {
     "JOBS_HTTP_ALLOWED_HOSTS": (),
     "JOBS_HTTP_TIMEOUT_SECONDS": 30.0,
     "JOBS_LOG_MAX_BYTES": 262144,
+    # Celery jobs: the app ("": Celery's current app), the wait ("": "result" when the app
+    # has a result backend, else "sent"), the most time between two looks at a task, and
+    # "ours=theirs" queue names.
+    "JOBS_CELERY_APP": "",
+    "JOBS_CELERY_WAIT": "",
+    "JOBS_CELERY_POLL_SECONDS": 1.0,
+    "JOBS_CELERY_QUEUES": (),
     "JOBS_LIVE_LOG_SECONDS": 1.0,
     # Schedules declared in code: runscheduler syncs them as it starts.
     "JOBS_SYNC_ON_START": True,
@@ -274,6 +281,35 @@ def python_isolation() -> str:
 def http_timeout() -> float:
     """The total time of an HTTP job's request when the job sets no timeout, in seconds."""
     return float(setting("JOBS_HTTP_TIMEOUT_SECONDS"))
+
+
+def celery_app_path() -> str:
+    """JOBS_CELERY_APP: the dotted path of the host's Celery app ("": Celery's current app)."""
+    return str(setting("JOBS_CELERY_APP") or "").strip()
+
+
+def celery_wait() -> str:
+    """JOBS_CELERY_WAIT as written: "result", "sent" or "" (the executor decides by the
+    app's result backend, and refuses any other value)."""
+    return str(setting("JOBS_CELERY_WAIT") or "").strip().lower()
+
+
+def celery_poll_seconds() -> float:
+    """The most time between two looks at a followed task's state, in seconds."""
+    return float(setting("JOBS_CELERY_POLL_SECONDS"))
+
+
+def celery_queues() -> dict[str, str]:
+    """JOBS_CELERY_QUEUES: our queue names to Celery's, from "ours=theirs" pairs (a list
+    from the environment, or a dict in a project's settings); a pair without "=" is
+    skipped here and reported by the executor."""
+    value = setting("JOBS_CELERY_QUEUES") or ()
+    if isinstance(value, Mapping):
+        return {str(ours): str(theirs) for ours, theirs in value.items()}
+    if isinstance(value, str):
+        value = value.split(",")
+    pairs = (str(item).partition("=") for item in value)
+    return {ours.strip(): theirs.strip() for ours, sep, theirs in pairs if sep and ours.strip()}
 
 
 def log_max_bytes() -> int:

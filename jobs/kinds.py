@@ -19,7 +19,11 @@ A job's executor (Job.executor) is one of these. Each row says, once:
 - ``switched_on``: the function saying whether the site offers the kind ("": always);
 - ``needs_use_shell``: the permission rule, a function of the job's command saying
   whether choosing it, changing, enabling or chaining to such a job, or running it with
-  other arguments needs jobs.use_shell ("": never).
+  other arguments needs jobs.use_shell ("": never);
+- ``resumes_lost_runs``: a run whose worker was lost is handed back to pending as it is,
+  rather than failed and retried, because its work goes on elsewhere and its executor,
+  running it again, follows that work instead of starting it twice (a Celery task);
+  False for every kind whose work died with its worker.
 
 Everything is named by dotted path and imported on first use: the classes, rules and
 form sections sit in the layers above (executors, models, web), which import this
@@ -58,6 +62,7 @@ class Kind(NamedTuple):
     command_label: Promise | str
     switched_on: str
     needs_use_shell: str
+    resumes_lost_runs: bool = False
 
 
 _RULES = "jobs.models.job_rules"
@@ -84,6 +89,19 @@ KINDS: tuple[Kind, ...] = (
         section=f"{_SECTIONS}.TaskSection",
         command_label="",  # the task is chosen in a field of its own
         switched_on="",
+        needs_use_shell="",
+    ),
+    # Enqueued Django tasks (jobs.tasks_backend): the backend makes one job per task,
+    # on its first enqueue(); never offered on a form, never made there.
+    Kind(
+        value="task",
+        label=_("Enqueued Django task"),
+        executor="jobs.executors.enqueued.EnqueuedTaskExecutor",
+        rules="jobs.executors.enqueued.task_errors",
+        problem="jobs.executors.enqueued.job_problem",
+        section="",
+        command_label=_("Task"),
+        switched_on="jobs.executors.enqueued.never_offered",
         needs_use_shell="",
     ),
     Kind(
@@ -120,6 +138,21 @@ KINDS: tuple[Kind, ...] = (
         switched_on="",
         needs_use_shell="",
     ),
+    Kind(
+        value="celery",
+        label=_("Celery task"),
+        executor="jobs.executors.celery_executor.CeleryExecutor",
+        rules="jobs.models.celery_rules.celery_errors",
+        problem="jobs.models.celery_rules.celery_problem",
+        section="jobs.web.celery_arguments.CelerySection",
+        command_label=_("Celery task name"),
+        # Offered only where Celery is installed (the [celery] extra).
+        switched_on="jobs.executors.celery_names.celery_installed",
+        needs_use_shell="",
+        # The task goes on on its Celery worker: a run lost with its scheduler is
+        # followed again, never sent twice (jobs/executors/celery_app.py).
+        resumes_lost_runs=True,
+    ),
 )
 
 BY_VALUE: dict[str, Kind] = {kind.value: kind for kind in KINDS}
@@ -145,6 +178,13 @@ def needs_use_shell(executor: str, command_line: str) -> bool:
     if kind is None or not kind.needs_use_shell:
         return False
     return bool(load(kind.needs_use_shell)(command_line or ""))
+
+
+def resumes_lost_runs(executor: str) -> bool:
+    """Whether a lost run of this kind is handed back rather than failed (see the row's
+    ``resumes_lost_runs``); False for a kind this site does not know."""
+    kind = kind_of(executor)
+    return kind is not None and kind.resumes_lost_runs
 
 
 def switched_on(kind: Kind) -> bool:

@@ -84,3 +84,5 @@ class RunResult:
     log: str
     started_at: datetime
     finished_at: datetime
+    # The executor's Outcome.result (JSON; None for the runs that keep none).
+    result: object = None

@@ -203,7 +203,7 @@ elif _database["ENGINE"] == "django.db.backends.mysql":
         "init_command": "SET time_zone = '+00:00'",
     }
     # Django leaves the condition of partial indexes out on MySQL (models.W036/W037);
-    # migration 0019_mysql_indexes builds what serves the same statements there.
+    # migration 0023_mysql_indexes builds what serves the same statements there.
     SILENCED_SYSTEM_CHECKS += ["models.W036", "models.W037"]
     # Case-insensitive, as Django's icontains (the searches) expects of MySQL.
     _database["TEST"] = {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"}
@@ -354,6 +354,10 @@ JOBS_SIM_SEED = env_int("JOBS_SIM_SEED", None)
 # Python tasks: besides each installed app's `tasks` module, these modules are imported
 # to find the functions registered with @jobs.register.
 JOBS_TASK_MODULES = env_list("JOBS_TASK_MODULES", ["jobs.example_tasks"])
+# Django's task framework (django.tasks on Django 6, the django-tasks backport on 5.2):
+# every task.enqueue() is a run of this scheduler (docs/django-tasks.md). No QUEUES
+# list: a task may name any queue (a scheduler serves it with --queues).
+TASKS = {"default": {"BACKEND": "jobs.tasks_backend.SchedulerBackend", "QUEUES": []}}
 # runscheduler syncs the schedules declared in code (@register(cron=...)) as it starts,
 # as `manage.py syncjobs` does; off for a rolling deploy that runs syncjobs as a release
 # step (docs/scheduling.md "Schedules in code").
@@ -388,6 +392,17 @@ JOBS_HTTP_ALLOWED_HOSTS = env_list("JOBS_HTTP_ALLOWED_HOSTS", [])
 JOBS_HTTP_TIMEOUT_SECONDS = env_float(
     "JOBS_HTTP_TIMEOUT_SECONDS", 30.0, minimum=0.1, maximum=3600.0
 )
+# Celery jobs (the [celery] extra): the host's Celery app (dotted path; empty: Celery's
+# current app), how far a run follows its task ("result": to its end through the result
+# backend, the default when the app has one; "sent": until the broker accepted it), how
+# often it asks the result backend at most, and the job queues whose Celery queue has
+# another name ("ours=theirs" pairs; the default queue is Celery's task_default_queue).
+JOBS_CELERY_APP = env_str("JOBS_CELERY_APP", "").strip()
+JOBS_CELERY_WAIT = env_str("JOBS_CELERY_WAIT", "").strip().lower()
+if JOBS_CELERY_WAIT not in ("", "result", "sent"):
+    raise ImproperlyConfigured(f"JOBS_CELERY_WAIT must be result or sent, got {JOBS_CELERY_WAIT!r}")
+JOBS_CELERY_POLL_SECONDS = env_float("JOBS_CELERY_POLL_SECONDS", 1.0, minimum=0.01, maximum=60.0)
+JOBS_CELERY_QUEUES = env_list("JOBS_CELERY_QUEUES", [])
 # A run's log keeps at most this many bytes (its beginning and its end).
 JOBS_LOG_MAX_BYTES = env_int("JOBS_LOG_MAX_BYTES", 262144, minimum=1024, maximum=64 * 1024 * 1024)
 # How often a running run's output so far is written to the database.

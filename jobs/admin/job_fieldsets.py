@@ -122,7 +122,12 @@ STATUS_FIELDSET = (
 
 def _code_fieldset(job: Job) -> tuple:
     """The fieldset saying that (and where) a job is declared in code."""
-    if job.declared_in_code:
+    if job.enqueued_task:
+        note = _(
+            "Made by the task's first enqueue(); each enqueue() is one of its runs. Its "
+            "name and what it runs are the code's and read-only here."
+        )
+    elif job.declared_in_code:
         note = _(
             "The fields the code sets are read-only here: change them in the code, then "
             "run manage.py syncjobs. Enabling or disabling the job stays yours."
@@ -135,12 +140,23 @@ def _code_fieldset(job: Job) -> tuple:
     return (_("Defined in code"), {"fields": ("code_origin",), "description": note})
 
 
+def _import_fieldset() -> tuple:
+    """The fieldset saying where an imported job came from (manage.py importschedules)."""
+    note = _(
+        "Imported by manage.py importschedules: another import updates the fields its "
+        "source sets when that source has changed. Enabling or disabling the job stays yours."
+    )
+    return (_("Imported"), {"fields": ("import_origin",), "description": note})
+
+
 def job_fieldsets(obj: Job, user: Any) -> tuple:
     """The fieldsets of a stored job's page: with where it is declared in code, the
     secret's removal when there is one, and masked for a user who may not see secrets."""
     fieldsets = (*FIELDSETS, STATUS_FIELDSET)
     if obj.code_key:
         fieldsets = (_code_fieldset(obj), *fieldsets)
+    if obj.import_key:
+        fieldsets = (_import_fieldset(), *fieldsets)
     if obj.webhook_secret:
         # Offered by JobAdminForm only when there is a secret to remove.
         fieldsets = tuple(

@@ -79,12 +79,18 @@ class JobColumnsMixin:
 
     @admin.display(description=_("defined in code"))
     def code_origin(self, job: Job) -> str:
+        if job.enqueued_task:
+            return _("enqueued Django task %(path)s") % {"path": job.command}
         if job.declared_in_code:
             return _("%(source)s (key %(key)s)") % {"source": job.code_source, "key": job.code_key}
         return _("no longer declared in code (was %(source)s, key %(key)s): disabled") % {
             "source": job.code_source,
             "key": job.code_key,
         }
+
+    @admin.display(description=_("imported from"))
+    def import_origin(self, job: Job) -> str:
+        return _("%(source)s (key %(key)s)") % {"source": job.import_source, "key": job.import_key}
 
     @admin.display(description=_("links"))
     def links(self, job: Job) -> SafeString:

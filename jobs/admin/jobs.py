@@ -65,6 +65,7 @@ class JobAdmin(
         "created_at",
         "updated_at",
         "code_origin",
+        "import_origin",
     )
     fieldsets = FIELDSETS
 

@@ -10,6 +10,7 @@ claim -> start -> finish (-> retry), and reap, as the README's "How a run flows"
 - slots.py: queues with a limit (JOBS_QUEUE_LIMITS): starts that count, and taking the
   best waiting run when a slot frees;
 - actions.py: what operators do (run now, retry, cancel);
+- enqueue.py: enqueued Django tasks (jobs.tasks_backend): their jobs, runs and results;
 - live.py: the output so far of running runs (the live log);
 - pause.py: pausing the whole scheduler and resuming it (maintenance mode).
 
@@ -28,6 +29,7 @@ from jobs.engine.actions import (
     run_now,
 )
 from jobs.engine.claim import ClaimedRuns, StartNow, claim_due, claim_due_starting
+from jobs.engine.enqueue import enqueue_again
 from jobs.engine.lifecycle import finish, heartbeat, release, start
 from jobs.engine.live import write_live_logs
 from jobs.engine.pause import pause, pause_window, resume, settle_expired
@@ -55,6 +57,7 @@ __all__ = [
     "claim_due",
     "claim_due_starting",
     "dispatch_ready",
+    "enqueue_again",
     "finish",
     "free_slots",
     "heartbeat",

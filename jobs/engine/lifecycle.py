@@ -92,7 +92,10 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
         log = r.log
         if type(log) is not str or "\x00" in log or not log.isascii():
             log = safe_log(log)
-        run_rows.append(FinishedRun(status, started_at, dt(r.finished_at), log, ticket.run_key))
+        result = None if r.result is None else s.adapt_json(r.result)
+        run_rows.append(
+            FinishedRun(status, started_at, dt(r.finished_at), log, result, ticket.run_key)
+        )
         job_rows.append(JobOutcome(started_at, status, ticket.job_key, started_at))
     outcomes = latest_per_job(job_rows)
     # The jobs these runs start (jobs/engine/chains.py): read before the write lock; none

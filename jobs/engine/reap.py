@@ -10,9 +10,12 @@ from django.utils import timezone
 from jobs import conf
 from jobs.engine import leftovers
 from jobs.engine.ended import job_outcomes, runs_ended
+from jobs.kinds import resumes_lost_runs
 from jobs.models import RunStatus
 from jobs.runs import RunResult
 from jobs.sql import store
+from jobs.sql.base import Operations
+from jobs.sql.rows import LostRun
 
 logger = logging.getLogger("jobs.engine")
 
@@ -41,6 +44,12 @@ def _reap_lost(now: datetime, limit: int) -> int:
         stuck = ops.lost_runs(db_cutoff, limit)
         if not stuck:
             return 0
+        resumed = _hand_back_resumable(
+            ops, [r for r in stuck if resumes_lost_runs(r.ticket.executor)]
+        )
+        stuck = [run for run in stuck if not resumes_lost_runs(run.ticket.executor)]
+        if not stuck:
+            return resumed
         note = (
             f"\n[{now:%Y-%m-%d %H:%M:%S} UTC] worker lost: no heartbeat for "
             f"{lease.total_seconds():g} s; the run is marked failed."
@@ -61,7 +70,30 @@ def _reap_lost(now: datetime, limit: int) -> int:
             )
         results = [RunResult(run.ticket, False, note, run.started_at or now, now) for run in lost]
         runs_ended(s, ops, results, job_outcomes(s, results, _FAILED), now)
-    return len(lost)
+    return len(lost) + resumed
+
+
+def _hand_back_resumable(ops: Operations, lost: list[LostRun]) -> int:
+    """Lost runs of a kind whose work goes on elsewhere (a Celery task: jobs.kinds'
+    ``resumes_lost_runs``), back to pending as they are: the next worker to run one
+    follows the same work rather than starting it again, and no retry is made. The
+    rows are locked by lost_runs, so the worker each names is still the one lost."""
+    by_worker: dict[str, list[str]] = {}
+    for run in lost:
+        by_worker.setdefault(run.worker, []).append(run.ticket.run_key)
+    handed_back = 0
+    for worker, keys in by_worker.items():
+        handed_back += ops.release_runs(keys, worker)
+    for run in lost:
+        logger.warning(
+            "run %s of job %r lost its worker %s (last heartbeat %s); handed back for the "
+            "next worker to follow its work",
+            run.ticket.run_id,
+            run.ticket.job_name,
+            run.worker,
+            run.heartbeat_at,
+        )
+    return handed_back
 
 
 def _reap_overdue(now: datetime, limit: int) -> int:

@@ -26,6 +26,9 @@ from jobs.runs import ProcessGroup, RunTicket
 class Outcome:
     succeeded: bool
     log: str
+    # What the run returned or raised, as JSON, for the runs that keep it (enqueued
+    # Django tasks: jobs.pytasks.framework.stored_outcome); None for every other run.
+    result: Any = None
 
 
 # Why a run's context was stopped (ExecutionContext.reason).
@@ -65,6 +68,7 @@ class ExecutionContext:
     __slots__ = (
         "_stop",
         "cooperative",
+        "hand_back",
         "notify",
         "output",
         "processes",
@@ -81,6 +85,10 @@ class ExecutionContext:
         # True when only the run's own code can end it (a Python task in a worker
         # thread): the worker reports it if it goes on past the kill grace.
         self.cooperative = False
+        # Set by an executor whose work goes on elsewhere when the run is stopped for a
+        # shutdown (a Celery task): the run is handed back to pending as it is, for the
+        # next worker to follow the same work, rather than finished.
+        self.hand_back = False
         # The run's process group (a jobs.runs.ProcessGroup) once it started one, to be
         # recorded on the run; `notify()` (set by the worker) asks for it to be written.
         self.processes: Any = None

@@ -12,7 +12,12 @@ from typing import Any
 from jobs.access.masking import mask_urls
 
 # The executor kinds whose line differs from "$ <command>" (jobs.models.ExecutorKind).
-_PREFIXES = {"python": "python task ", "command": "manage.py "}
+_PREFIXES = {
+    "python": "python task ",
+    "task": "enqueued task ",
+    "command": "manage.py ",
+    "celery": "celery task ",
+}
 
 
 def command_line(kind: str, command: str, arguments: Mapping[str, Any] | None = None) -> str:

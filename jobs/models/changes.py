@@ -45,6 +45,8 @@ class Channel(models.TextChoices):
     COMMAND = "command", pgettext_lazy("audit channel", "command")
     # `manage.py syncjobs`, or runscheduler at start: the schedules declared in code.
     CODE = "code", pgettext_lazy("audit channel", "code")
+    # `manage.py importschedules`: schedules brought over from celery beat, a crontab, django-q2.
+    IMPORT = "import", pgettext_lazy("audit channel", "import")
     SYSTEM = "system", pgettext_lazy("audit channel", "system")
 
 

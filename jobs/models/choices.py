@@ -19,6 +19,8 @@ COPY_SUFFIX = " (copy)"
 COMMAND_MAX_LENGTH = 1000
 # Where a job declared in code is declared (Job.code_source): "billing/tasks.py".
 CODE_SOURCE_MAX_LENGTH = 500
+# Where an imported job came from: "celery-beat", "django-q2" or "crontab:" and the file's path.
+IMPORT_SOURCE_MAX_LENGTH = 500
 DESCRIPTION_MAX_LENGTH = 2000
 MAX_RETRIES_LIMIT = 10
 DEFAULT_RETRY_BACKOFF_SECONDS = 10
@@ -174,6 +176,8 @@ class Trigger(models.TextChoices):
     # Started by another job's run that succeeded or failed for good (Job.on_success,
     # Job.on_failure; jobs/engine/chains.py).
     CHAIN = "chain", _("Chain")
+    # Made by task.enqueue() (jobs.tasks_backend), or "run again" of such a run.
+    ENQUEUE = "enqueue", _("Enqueued")
 
 
 # Fields whose change moves the job to a new schedule (and recomputes next_run_at). All

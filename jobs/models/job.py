@@ -33,6 +33,7 @@ from jobs.models.choices import (
     DEFAULT_QUEUE,
     DEFAULT_RETRY_BACKOFF_SECONDS,
     DESCRIPTION_MAX_LENGTH,
+    IMPORT_SOURCE_MAX_LENGTH,
     MAX_PRIORITY,
     MAX_RETRIES_LIMIT,
     MAX_RETRY_BACKOFF_SECONDS,
@@ -330,6 +331,30 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
     code_declaration = models.JSONField(
         _("declared in code"), null=True, blank=True, editable=False
     )
+    # The implicit job of one enqueued Django task (jobs.tasks_backend), made on its
+    # first enqueue() with code_key "task:<its dotted path>" (so the unique key makes one
+    # job however many processes enqueue it first at once); the code owns its name and
+    # what it runs, as for a declared job, and syncjobs leaves it alone.
+    enqueued_task = models.BooleanField(
+        _("enqueued task"), default=False, db_default=False, editable=False
+    )
+
+    # Imported by `manage.py importschedules` (jobs/imports/): where from ("celery-beat",
+    # "django-q2", "crontab:<file>"), the entry's key there (unique per source while set, so a
+    # re-import updates the job in place), and the entry as last read, to tell whether the
+    # source changed since. Not editable: no form, and no version in the audit trail.
+    import_source = models.CharField(
+        _("imported from"),
+        max_length=IMPORT_SOURCE_MAX_LENGTH,
+        blank=True,
+        default="",
+        db_default="",
+        editable=False,
+    )
+    import_key = models.CharField(  # noqa: DJ001
+        _("import key"), max_length=NAME_MAX_LENGTH, null=True, blank=True, editable=False
+    )
+    import_record = models.JSONField(_("as imported"), null=True, blank=True, editable=False)
 
     objects = JobQuerySet.as_manager()
 
@@ -358,6 +383,12 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
                 fields=["code_key"],
                 condition=Q(code_key__isnull=False),
                 name="jobs_job_code_key_unique",
+            ),
+            # One job per imported entry, however often the import is run.
+            models.UniqueConstraint(
+                fields=["import_source", "import_key"],
+                condition=Q(import_key__isnull=False),
+                name="jobs_job_import_key_unique",
             ),
         ]
 

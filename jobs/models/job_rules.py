@@ -236,6 +236,11 @@ def executor_errors(
 def arguments_shape_error(arguments: Any) -> str | None:
     """A JSON object any database stores (no NUL: PostgreSQL's jsonb refuses it), of at
     most ARGUMENTS_MAX_BYTES."""
+    if isinstance(arguments, dict) and (reason := signature.json_problem(arguments)):
+        return _(
+            "The arguments must hold only JSON values (text, numbers, true, false, null, "
+            "lists and objects): %(reason)s."
+        ) % {"reason": reason}
     if not signature.is_json_object(arguments):
         return _('The arguments must be a JSON object, like {"day": "2026-12-01"}.')
     encoded = json.dumps(arguments)

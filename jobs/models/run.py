@@ -204,6 +204,10 @@ class JobHistory(models.Model):
     # The arguments this run ran with (a JSON object); NULL for simulated runs, so that
     # their claim writes nothing more than it did.
     arguments = models.JSONField(_("arguments"), null=True, blank=True)
+    # What an enqueued Django task's run returned or raised (JSON: {"return_value": ...}
+    # or {"error": {"exception_class_path", "traceback"}}), read by get_result(); NULL
+    # for every other run.
+    result = models.JSONField(_("result"), null=True, blank=True, editable=False)
     worker = models.CharField(_("worker"), max_length=200, blank=True)
     # Where the run's processes are (shell, command and isolated python runs): the host
     # and the process group their supervisor leads. The reaper kills what is left of a

@@ -526,6 +526,15 @@ def json_value(value: Any) -> Any:
     return value
 
 
+def json_problem(value: Any) -> str | None:
+    """Why JSON cannot hold `value` as it is (a date, a set, NaN, ...), or None."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        return str(error)[:200]
+    return None
+
+
 def is_json_object(value: Any) -> bool:
     """A dict that JSON can hold as it is (string keys, JSON values all the way down)."""
     if not isinstance(value, dict):

@@ -331,10 +331,10 @@ def execute(executor: Executor, ticket: RunTicket, context: ExecutionContext) ->
         )
     try:
         outcome = executor.execute(ticket, context)
-        succeeded, log = outcome.succeeded, outcome.log
+        succeeded, log, result = outcome.succeeded, outcome.log, outcome.result
     except Exception:
         logger.exception("executor raised for run %s of job %r", ticket.run_key, ticket.job_name)
-        succeeded = False
+        succeeded, result = False, None
         log = f"$ {ticket.command}\nthe executor raised an exception:\n{traceback.format_exc()}"
     finished_at = datetime.now(UTC)
     timeout = ticket.timeout_seconds
@@ -354,7 +354,12 @@ def execute(executor: Executor, ticket: RunTicket, context: ExecutionContext) ->
             (finished_at - started_at).total_seconds(),
         )
     return RunResult(
-        ticket=ticket, succeeded=succeeded, log=log, started_at=started_at, finished_at=finished_at
+        ticket=ticket,
+        succeeded=succeeded,
+        log=log,
+        started_at=started_at,
+        finished_at=finished_at,
+        result=result,
     )
 
 
@@ -425,17 +430,23 @@ def run_started(
     try:
         for index, ticket in enumerate(started):
             if index and (context.stop.is_set() or time.monotonic() - began > time_budget):
-                handed_back = list(started[index:])
-                engine.release(handed_back, worker)
+                rest = list(started[index:])
+                engine.release(rest, worker)
+                handed_back += rest
                 break
             # The run's own context, so that it can be stopped alone (cancelled, past its
             # timeout); the heartbeater stops it too when `context` (the worker's) is.
             run_context = ExecutionContext()
             heartbeater.begin(ticket.run_key, run_context, ticket.timeout_seconds, context, worker)
             try:
-                results.append(execute(executor, ticket, run_context))
+                result = execute(executor, ticket, run_context)
             finally:
                 heartbeater.end(ticket.run_key)
+            if run_context.hand_back:
+                handed_back.append(ticket)
+                engine.release([ticket], worker)
+            else:
+                results.append(result)
         _finish_patiently(results, worker)
         metrics.observe_results(results)
     finally:

@@ -71,6 +71,15 @@ def interval_step(interval: int, unit: str) -> timedelta:
     return timedelta(seconds=interval * UNIT_SECONDS[unit])
 
 
+def largest_unit(seconds: int) -> tuple[int, str]:
+    """A whole number of seconds as "every N units" in the largest unit it is a whole
+    number of (7200: 2 hours)."""
+    for unit in (DAY, HOUR, MINUTE, SECOND):
+        if seconds % UNIT_SECONDS[unit] == 0:
+            return seconds // UNIT_SECONDS[unit], unit
+    return seconds, SECOND  # unreachable: every unit divides by a second
+
+
 def first_interval_anchor(now: datetime, step: timedelta, start_at: datetime | None) -> datetime:
     """The grid origin of a new or edited interval schedule.
 

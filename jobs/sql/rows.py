@@ -127,6 +127,8 @@ class FinishedRun(NamedTuple):
     started_at: object
     finished_at: object
     log: str
+    # What the run returned or raised (JSON text, JobHistory.result); None for most runs.
+    result: str | None
     key: str
 
 

@@ -237,3 +237,61 @@ def with_private_files(tmp_path: Path, commands: str, **env: str) -> subprocess.
         text=True,
         timeout=60,
     )
+
+
+class CeleryWorker:
+    """A real `celery -A jobs.tests.celery_tasks worker` (prefork, `concurrency` child
+    processes) over the Redis that `env` names, its output captured to a file; started
+    once it says it is ready."""
+
+    def __init__(
+        self, env: dict[str, str], *, concurrency: int = 2, queues: str = "celery"
+    ) -> None:
+        self.output = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the process
+            prefix="celery-", suffix=".log", delete=False
+        )
+        self.popen = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "jobs.tests.celery_tasks",
+                "worker",
+                "--concurrency",
+                str(concurrency),
+                "--queues",
+                queues,
+                "--hostname",
+                f"tests-{os.getpid()}@%h",
+                "--without-gossip",
+                "--without-mingle",
+                "--loglevel",
+                "INFO",
+            ],
+            cwd=BASE_DIR,
+            env={**os.environ, **env},
+            stdout=self.output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            wait_until(self._ready, timeout=60, interval=0.1)
+        except AssertionError:
+            self.cleanup()
+            raise
+
+    def _ready(self) -> bool:
+        if self.popen.poll() is not None:
+            raise AssertionError(f"the Celery worker exited:\n{self.log()}")
+        return " ready." in self.log()
+
+    def log(self) -> str:
+        return Path(self.output.name).read_text(errors="replace")
+
+    def cleanup(self) -> None:
+        if self.popen.poll() is None:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        self.popen.wait(timeout=10)
+        self.output.close()
+        os.unlink(self.output.name)

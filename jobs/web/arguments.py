@@ -236,6 +236,8 @@ class TaskSection:
 
     executor = ExecutorKind.PYTHON
     message_field = "task"  # where a message about the arguments as a whole goes
+    # Its fields' names (another kind's typed section, in the same form, has its own).
+    prefix, more_field = TASK_PREFIX, TASK_MORE
 
     @classmethod
     def for_job(
@@ -251,13 +253,13 @@ class TaskSection:
 
     def fields(self) -> dict[str, forms.Field]:
         fields = {
-            task_field_name(parameter.name): parameter_field(parameter, self.given)
+            self.prefix + parameter.name: parameter_field(parameter, self.given)
             for parameter in self.task.parameters
         }
         if self.task.accepts_any:
             known = {parameter.name for parameter in self.task.parameters}
             more = {key: value for key, value in self.given.items() if key not in known}
-            fields[TASK_MORE] = JSONText(
+            fields[self.more_field] = JSONText(
                 label=_("More keyword arguments"),
                 required=False,
                 help_text=_("A JSON object: the task takes **kwargs."),
@@ -279,7 +281,7 @@ class TaskSection:
         errors: dict[str | None, list[str]] = {}
         incomplete = False
         for parameter in self.task.parameters:
-            name = task_field_name(parameter.name)
+            name = self.prefix + parameter.name
             if name not in cleaned:
                 incomplete = True  # invalid: its field has its message already
                 continue
@@ -289,16 +291,16 @@ class TaskSection:
                     arguments[parameter.name] = value
             elif not _blank(value):
                 arguments[parameter.name] = _task_value(parameter, value)
-        if self.task.accepts_any and cleaned.get(TASK_MORE) is not None:
-            more = cleaned[TASK_MORE][0]
+        if self.task.accepts_any and cleaned.get(self.more_field) is not None:
+            more = cleaned[self.more_field][0]
             if not signature.is_json_object(more):
-                _add(errors, TASK_MORE, _('Enter a JSON object, such as {"key": 1}.'))
+                _add(errors, self.more_field, _('Enter a JSON object, such as {"key": 1}.'))
             else:
                 clashing = sorted(set(more) & set(arguments))
                 if clashing:
                     _add(
                         errors,
-                        TASK_MORE,
+                        self.more_field,
                         _("Given in their own fields already: %(names)s.")
                         % {"names": ", ".join(clashing)},
                     )
@@ -312,9 +314,9 @@ class TaskSection:
             known = {parameter.name for parameter in self.task.parameters}
             for key, messages in error.errors.items():
                 if key in known:
-                    field = task_field_name(key)
+                    field = self.prefix + key
                 elif self.task.accepts_any and key != "__all__":
-                    field = TASK_MORE
+                    field = self.more_field
                 else:
                     field = fallback
                 for message in messages:

@@ -519,6 +519,11 @@ def run_again(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         )
         return redirect("jobs:run_detail", run_id=new_run.pk)
     job = run.job
+    if job.enqueued_task:
+        # An enqueued task's run: enqueued again, with its call, queue and priority.
+        new_run = engine.enqueue_again(run)
+        messages.success(request, _("“%(name)s” will run in a moment.") % {"name": job.name})
+        return redirect("jobs:run_detail", run_id=new_run.pk)
     arguments = run.arguments
     if arguments is not None and arguments != job.arguments:
         # Other arguments than the job's own: the rules of "run now" with arguments.

@@ -143,6 +143,13 @@ class JobSerializer(serializers.ModelSerializer):
             "is gone (syncjobs disabled it; its fields are the operator's again)."
         ),
     )
+    enqueued_task = serializers.BooleanField(
+        read_only=True,
+        help_text=(
+            "The job of an enqueued Django task (TASKS backend jobs.tasks_backend."
+            "SchedulerBackend): made by the task's first enqueue(), one run per enqueue."
+        ),
+    )
     code_fields = serializers.SerializerMethodField(
         help_text=(
             "The fields the code owns: a change to one is refused (400, at the field); "
@@ -198,6 +205,7 @@ class JobSerializer(serializers.ModelSerializer):
             "code_key",
             "code_source",
             "declared_in_code",
+            "enqueued_task",
             "code_fields",
         ]
         read_only_fields = [

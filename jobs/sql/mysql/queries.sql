@@ -12,7 +12,7 @@
 --   (FOR UPDATE, so nobody changes them before the write), then the write by primary
 --   key; an insert is followed by a read of the keys it inserted;
 -- - no partial indexes: the pending, running and failed indexes of jobs_jobhistory
---   lead with status (migration 0019_mysql_indexes), so `status = ...` picks the same
+--   lead with status (migration 0023_mysql_indexes), so `status = ...` picks the same
 --   rows a partial index holds; the statements below name no partial condition;
 -- - updates of many rows travel as one `UPDATE ... JOIN (SELECT ... UNION ALL ...)`
 --   per chunk: a VALUES list cannot be named alike on both (MySQL's `VALUES ROW()`,

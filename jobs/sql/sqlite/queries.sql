@@ -187,8 +187,8 @@ UPDATE {run_table} SET log = v.column3
 SELECT id FROM {run_table} WHERE status = {running} AND worker = %s AND id IN ({keys})
 
 -- name: finish_runs
--- params: status, started_at, finished_at, log, key
-UPDATE {run_table} SET status = %s, started_at = %s, finished_at = %s, log = %s
+-- params: status, started_at, finished_at, log, result, key
+UPDATE {run_table} SET status = %s, started_at = %s, finished_at = %s, log = %s, result = %s
  WHERE id = %s
 
 -- name: record_on_jobs

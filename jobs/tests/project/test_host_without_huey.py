@@ -1,5 +1,6 @@
 """A project that does not configure Huey never imports huey, redis-py or psycopg: not at
-start-up, not when its URLs load, not in `runscheduler --once`.
+start-up, not when its URLs load, not in `runscheduler --once`. Installed without the
+`celery` extra, it imports nothing of Celery and offers no celery jobs.
 
 A real process: a minimal host project written to a temporary folder (the settings and
 URLconf that docs/host-project.md lists, SQLite, no HUEY, no REDIS_URL), which reports
@@ -9,7 +10,7 @@ huey and redis-py are installed here and must simply not be imported. psycopg is
 from the host, as in a project installed without the `postgres` extra: Django REST
 framework tries it (rest_framework/compat.py imports django.contrib.postgres when it
 can), so being installed it would load whatever the app does; hidden, an import of it by
-the app would stop the process.
+the app would stop the process. Celery (and its kombu and billiard) is hidden the same way.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import pytest
 pytestmark = pytest.mark.processes
 
 ROOT = Path(__file__).resolve().parents[3]
-UNWANTED = ("huey", "redis", "psycopg", "psycopg2", "psycopg_binary")
+UNWANTED = ("huey", "redis", "psycopg", "psycopg2", "psycopg_binary", "celery", "kombu", "billiard")
 
 SETTINGS = """
 from pathlib import Path
@@ -96,7 +97,7 @@ REPORT = """
 import json, sys
 
 UNWANTED = set(sys.argv[1].split(","))
-HIDDEN = {"psycopg", "psycopg2", "psycopg_binary"}
+HIDDEN = {"psycopg", "psycopg2", "psycopg_binary", "celery", "kombu", "billiard"}
 
 
 class NotInstalled:
@@ -132,6 +133,10 @@ note("URLs")
 
 call_command("runscheduler", "--once")
 note("runscheduler --once")
+
+from jobs import kinds
+
+assert "celery" not in [kind.value for kind in kinds.offered_to(True)]
 print(json.dumps(seen))
 """
 

@@ -641,9 +641,16 @@ def test_finish_runs_writes_the_outcome_of_exactly_the_runs_named(s):
     one, two, untouched = (a_run(job, -30 + i, status=RUNNING) for i in range(3))
     finished_at = datetime.now(UTC)
     rows = [
-        FinishedRun(SUCCESS, db(at(-29)), s.adapt_moment(finished_at), "ok\n", key(one)),
-        FinishedRun(FAILED, db(at(-28)), s.adapt_moment(at(-1)), "boom\n", key(two)),
-        FinishedRun(FAILED, db(at(-1)), db(NOW), "", new_key()),  # deleted meanwhile
+        FinishedRun(SUCCESS, db(at(-29)), s.adapt_moment(finished_at), "ok\n", None, key(one)),
+        FinishedRun(
+            FAILED,
+            db(at(-28)),
+            s.adapt_moment(at(-1)),
+            "boom\n",
+            s.adapt_json({"error": {"exception_class_path": "builtins.ValueError"}}),
+            key(two),
+        ),
+        FinishedRun(FAILED, db(at(-1)), db(NOW), "", None, new_key()),  # deleted meanwhile
     ]
 
     with s.transaction() as ops:
@@ -659,6 +666,10 @@ def test_finish_runs_writes_the_outcome_of_exactly_the_runs_named(s):
         "ok\n",
     )
     assert (fresh(two).status, two.finished_at, two.log) == (FAILED, at(-1), "boom\n")
+    assert (one.result, two.result) == (
+        None,
+        {"error": {"exception_class_path": "builtins.ValueError"}},
+    )
     assert fresh(untouched).status == RUNNING
 
 
@@ -1707,7 +1718,10 @@ def test_a_batch_larger_than_one_statement_takes_is_handled_whole(s):
         assert ops.write_live_logs(logs) == len(logs)
         assert JobHistory.objects.filter(job=job, log="so far").count() == len(logs)
         done = db(at(2))
-        assert ops.finish_runs([FinishedRun(FAILED, db(NOW), done, "", k) for k in keys]) == count
+        assert (
+            ops.finish_runs([FinishedRun(FAILED, db(NOW), done, "", None, k) for k in keys])
+            == count
+        )
         ops.insert_retry_runs(
             [RetryRun(new_key(), key(job), run.scheduled_for, 2, done, done, None) for run in runs]
         )

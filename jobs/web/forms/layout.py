@@ -72,6 +72,14 @@ def _what_runs(form: forms.BaseForm) -> list[LayoutObject]:
             fieldset=_("Request"),
         ),
     ]
+    # A celery job's arguments: typed by its task, or two JSON boxes (celery_arguments.py).
+    celery_fields = getattr(form, "section_fields", {}).get(ExecutorKind.CELERY, [])
+    if celery_fields:
+        parts.append(
+            _executor_part(
+                *celery_fields, executor=ExecutorKind.CELERY, fieldset=_("Task arguments")
+            )
+        )
     # Only when shell is offered (its section's fields are in the form then).
     if arguments.SHELL_ENV in form.fields:
         parts.append(_executor_part(arguments.SHELL_ENV, executor=ExecutorKind.SHELL))

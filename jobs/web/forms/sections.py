@@ -37,9 +37,13 @@ def argument_sections(
     for kind in kinds.KINDS:
         # A python job's section is its task's, made below.
         if kind.section and kind.value in offered and kind.value != ExecutorKind.PYTHON:
-            own = given if job.executor == kind.value else {}
+            mine = job.executor == kind.value
+            # The job's own command: a celery job's section is typed by its task.
             sections[kind.value] = arguments.section_for(
-                kind.value, "", own, secrets_visible=secrets_visible
+                kind.value,
+                job.command if mine else "",
+                given if mine else {},
+                secrets_visible=secrets_visible,
             )
     task = registry.get_task(chosen_task) if chosen_task else None
     if task is not None:

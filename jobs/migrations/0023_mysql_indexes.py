@@ -7,8 +7,9 @@ same names, so they serve the same statements:
   `status = ...` then ranges over exactly the rows the partial index holds elsewhere
   (the index holds every run, so it costs every write of a run; the reads cost the same);
 - jobs_job_due leads with `is_active`, likewise;
-- jobs_job_code_key_unique is a plain unique index on code_key: a unique index there
-  lets any number of NULLs be, which is what the condition `code_key IS NOT NULL` says.
+- jobs_job_code_key_unique and jobs_job_import_key_unique are plain unique indexes
+  (code_key; import_source, import_key): a unique index there lets any number of rows
+  with a NULL key be, which is what their condition `... IS NOT NULL` says.
 
 On SQLite and PostgreSQL it does nothing. Keeping the names lets a later migration that
 removes or changes one of these indexes run on every database.
@@ -35,7 +36,11 @@ LEADING_WITH_THE_CONDITION = {
         "jobs_run_failed_recent": "(status, created_at DESC)",
     },
 }
-CODE_KEY_UNIQUE = "jobs_job_code_key_unique"
+# The unique constraints with a condition, which Django leaves out on MySQL.
+UNIQUE_WHERE_SET = {
+    "jobs_job_code_key_unique": "(code_key)",
+    "jobs_job_import_key_unique": "(import_source, import_key)",
+}
 
 
 def _rebuild(schema_editor, indexes: dict[str, dict[str, str]]) -> None:
@@ -51,21 +56,21 @@ def for_mysql(apps, schema_editor):
     if schema_editor.connection.vendor != "mysql":
         return
     _rebuild(schema_editor, LEADING_WITH_THE_CONDITION)
-    schema_editor.execute(
-        f"ALTER TABLE jobs_job ADD UNIQUE INDEX {schema_editor.quote_name(CODE_KEY_UNIQUE)} "
-        "(code_key)"
-    )
+    for name, columns in UNIQUE_WHERE_SET.items():
+        quoted = schema_editor.quote_name(name)
+        schema_editor.execute(f"ALTER TABLE jobs_job ADD UNIQUE INDEX {quoted} {columns}")
 
 
 def back_as_django_built_them(apps, schema_editor):
     if schema_editor.connection.vendor != "mysql":
         return
-    schema_editor.execute(f"ALTER TABLE jobs_job DROP INDEX {CODE_KEY_UNIQUE}")
+    for name in UNIQUE_WHERE_SET:
+        schema_editor.execute(f"ALTER TABLE jobs_job DROP INDEX {schema_editor.quote_name(name)}")
     _rebuild(schema_editor, DJANGO_BUILT)
 
 
 class Migration(migrations.Migration):
-    dependencies = [("jobs", "0018_unused_schedule_fields")]
+    dependencies = [("jobs", "0022_enqueued_tasks")]
 
     # Not atomic: MySQL commits each DDL statement (Django refuses DDL in a transaction there).
     operations = [migrations.RunPython(for_mysql, back_as_django_built_them, atomic=False)]
