@@ -30,6 +30,7 @@ from scheduler_site.env import (
     redact_url,
     redis_url_parses,
 )
+from scheduler_site.mysql import mysql_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -192,28 +193,13 @@ if _database["ENGINE"] == "django.db.backends.sqlite3":
     # Tests share their database file with the processes they start, so it is a file.
     _database["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
 elif _database["ENGINE"] == "django.db.backends.mysql":
-    # MySQL 8.0+ and MariaDB 10.6+ (docs/mysql.md says why each option). READ COMMITTED:
-    # a claim sees the latest commits at each statement and locks only the rows it reads
-    # (InnoDB's REPEATABLE READ reads its first snapshot and locks gaps); utf8mb4: a
-    # four-byte character (an emoji) in a log or a name; the session in UTC, whatever
-    # the server's zone, so that no zone tables are needed.
-    _database["OPTIONS"] = {
-        "charset": "utf8mb4",
-        "isolation_level": "read committed",
-        "init_command": "SET time_zone = '+00:00'",
-    }
-    # Django leaves the condition of partial indexes out on MySQL (models.W036/W037);
-    # migration 0023_mysql_indexes builds what serves the same statements there.
-    SILENCED_SYSTEM_CHECKS += ["models.W036", "models.W037"]
-    # Case-insensitive, as Django's icontains (the searches) expects of MySQL.
-    _database["TEST"] = {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"}
+    SILENCED_SYSTEM_CHECKS += mysql_settings(_database)
 elif _database["ENGINE"] not in (
     "django.db.backends.postgresql",
     "django.db.backends.postgresql_psycopg2",
 ):
     raise ImproperlyConfigured(
-        "DATABASE_URL must point to SQLite, PostgreSQL or MySQL/MariaDB, got engine "
-        f"{_database['ENGINE']}"
+        f"DATABASE_URL names engine {_database['ENGINE']}: SQLite, PostgreSQL or MySQL only"
     )
 DATABASES = {"default": _database}
 
