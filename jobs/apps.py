@@ -16,6 +16,7 @@ class JobsConfig(AppConfig):
         from jobs.metrics import checks  # noqa: F401 - registers the deploy checks
         from jobs.observability import checks as observability_checks  # noqa: F401 - its extras
         from jobs.queues import checks as queue_checks  # noqa: F401 - registers the checks of the queue settings
+        from jobs.sql.mysql import checks as mysql_checks  # noqa: F401 - a MySQL server's checks
 
         events.on_runs_finished(alerts.runs_finished)
         # The Huey tasks, registered with the project's HUEY so that `run_huey` runs them,

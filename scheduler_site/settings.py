@@ -30,6 +30,8 @@ from scheduler_site.env import (
     redact_url,
     redis_url_parses,
 )
+from scheduler_site.logging_config import logging_dict
+from scheduler_site.mysql import mysql_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -161,7 +163,7 @@ WSGI_APPLICATION = "scheduler_site.wsgi.application"
 
 
 # --- Database ---------------------------------------------------------------------------
-# SQLite by default (zero set-up); DATABASE_URL switches to PostgreSQL.
+# SQLite by default (zero set-up); DATABASE_URL switches to PostgreSQL or MySQL/MariaDB.
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
 CONN_MAX_AGE = env_int("CONN_MAX_AGE", 60, minimum=0)
 try:
@@ -191,12 +193,14 @@ if _database["ENGINE"] == "django.db.backends.sqlite3":
     }
     # Tests share their database file with the processes they start, so it is a file.
     _database["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
+elif _database["ENGINE"] == "django.db.backends.mysql":
+    SILENCED_SYSTEM_CHECKS += mysql_settings(_database)
 elif _database["ENGINE"] not in (
     "django.db.backends.postgresql",
     "django.db.backends.postgresql_psycopg2",
 ):
     raise ImproperlyConfigured(
-        f"DATABASE_URL must point to SQLite or PostgreSQL, got engine {_database['ENGINE']}"
+        f"DATABASE_URL names engine {_database['ENGINE']}: SQLite, PostgreSQL or MySQL only"
     )
 DATABASES = {"default": _database}
 
@@ -568,41 +572,5 @@ if RUN_LOG_LEVEL not in _LOG_LEVELS:
     )
 # "json": one JSON object per line, with the run's fields while it runs.
 JOBS_LOG_FORMAT = env_str("JOBS_LOG_FORMAT", "text").strip().lower()
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {
-        "plain": observability.line_formatter(JOBS_LOG_FORMAT),
-        # Django's own format for runserver's request lines.
-        "django.server": {
-            "()": "django.utils.log.ServerFormatter",
-            "format": "[{server_time}] {message}",
-            "style": "{",
-        },
-    },
-    "filters": {
-        "drop_htmx_polls": {"()": "scheduler_site.quiet_polls.DropHtmxPolls"},
-    },
-    "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
-        "django.server": {"class": "logging.StreamHandler", "formatter": "django.server"},
-    },
-    "root": {"handlers": ["console"], "level": "WARNING"},
-    "loggers": {
-        "jobs": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
-        "jobs.runtime.worker": {
-            "handlers": ["console"],
-            "level": RUN_LOG_LEVEL,
-            "propagate": False,
-        },
-        "huey": {"handlers": ["console"], "level": "INFO", "propagate": False},
-        # The development server's request log, without the pages' htmx refreshes.
-        "django.server": {
-            "handlers": ["django.server"],
-            "level": "INFO",
-            "filters": ["drop_htmx_polls"],
-            "propagate": False,
-        },
-    },
-}
+LOGGING = logging_dict(JOBS_LOG_FORMAT, level=LOG_LEVEL, run_level=RUN_LOG_LEVEL)
 observability.set_up(otel=JOBS_OTEL, sentry_dsn=SENTRY_DSN)

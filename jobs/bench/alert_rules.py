@@ -156,5 +156,8 @@ def _plan(job_key: str) -> str:
         if connection.vendor == "sqlite":
             cursor.execute(f"EXPLAIN QUERY PLAN {query}", [job_key, 1000])
             return " | ".join(str(row[-1]) for row in cursor.fetchall())
+        if connection.vendor == "mysql":
+            cursor.execute(f"EXPLAIN {query}", [job_key, 1000])
+            return " | ".join(" ".join(map(str, row)) for row in cursor.fetchall())
         cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) {query}", [job_key, 1000])
         return " | ".join(row[0] for row in cursor.fetchall())

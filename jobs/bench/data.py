@@ -66,7 +66,8 @@ def insert_rows(
     on_chunk: Callable[[int], None] | None = None,
 ) -> int:
     """executemany in one transaction, `chunk` rows at a time; returns the rows inserted."""
-    names = list(columns)
+    # Quoted: `interval` and `trigger` are reserved words on MySQL.
+    names = [connection.ops.quote_name(name) for name in columns]
     sql = f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join(['%s'] * len(names))})"
     done = 0
     batch: list[tuple] = []

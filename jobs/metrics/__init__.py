@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.decorators import login_not_required
-from django.db import DatabaseError
+from django.db import DatabaseError, connection
 from django.db.models import Count, Max, Q
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
@@ -537,7 +537,10 @@ def scheduler_alive(
                 )
             ],
             update_conflicts=True,
-            unique_fields=["name"],
+            # MySQL's upsert takes no conflict target (ON DUPLICATE KEY: any unique key).
+            unique_fields=["name"]
+            if connection.features.supports_update_conflicts_with_target
+            else None,
             update_fields=["pid", "host", "seen_at", "queues"],
         )
         if last is None:

@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from django.db import connection
 from django.utils import timezone
 
 from jobs import conf
@@ -225,6 +226,8 @@ class Pruner:
                 # Oldest first through index jobs_change_created; one DELETE ... IN (SELECT ...
                 # LIMIT batch) (no signal or relation makes Django load the rows).
                 oldest = old.order_by("created_at").values("pk")[: self.batch]
+                if not connection.features.allow_sliced_subqueries_with_in:
+                    oldest = list(oldest.values_list("pk", flat=True))  # MySQL: no LIMIT in IN
                 deleted, _ = JobChange.objects.filter(pk__in=oldest).delete()
             self._count_statement(began)
             self.stats.changes_deleted += deleted

@@ -1,10 +1,11 @@
 """The vendor layer: the only code that knows which database the scheduler talks to.
 
-`store()` is the store of the default connection's vendor: jobs/sql/sqlite/ or
-jobs/sql/postgresql/, each a module of Python (jobs/sql/base.py says what a store must
-do) and a file of named statements, the same names in both. To support another database,
-add a package beside them and a line to VENDORS: its store class; its benchmark helpers
-are the package's `bench` module (jobs/sql/bench.py).
+`store()` is the store of the default connection's vendor: jobs/sql/sqlite/,
+jobs/sql/postgresql/ or jobs/sql/mysql/ (MySQL and MariaDB), each a module of Python
+(jobs/sql/base.py says what a store must do) and a file of named statements, the same
+names in each. To support another database, add a package beside them and a line to
+VENDORS: its store class; its benchmark helpers are the package's `bench` module
+(jobs/sql/bench.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from jobs.sql.base import Store
 VENDORS = {
     "sqlite": ("jobs.sql.sqlite", "store.SqliteStore"),
     "postgresql": ("jobs.sql.postgresql", "store.PostgresqlStore"),
+    # MySQL 8.0+ and MariaDB 10.6+: Django names both "mysql".
+    "mysql": ("jobs.sql.mysql", "store.MysqlStore"),
 }
 
 

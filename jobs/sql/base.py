@@ -57,6 +57,9 @@ class Store:
 
     vendor = ""
     queries_file: Path
+    # The class of the operations the store's transactions and reads give (a vendor may
+    # run some operations in steps of its own: jobs/sql/mysql/operations.py).
+    _operations: type[Operations]
 
     def __init__(self) -> None:
         self.queries = loader.load(self.queries_file)
@@ -135,7 +138,7 @@ class Store:
         SQLite that is BEGIN IMMEDIATE, which waits for the lock (busy timeout) instead
         of failing at once when another process wrote between our read and our write."""
         with self.writer_lock(), transaction.atomic(), self.driver_cursor() as cursor:
-            yield Operations(self, cursor)
+            yield self._operations(self, cursor)
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -147,7 +150,7 @@ class Store:
     def reading(self) -> Iterator[Operations]:
         """Reads outside a write transaction."""
         with self.driver_cursor() as cursor:
-            yield Operations(self, cursor)
+            yield self._operations(self, cursor)
 
     def ticket(self, row: Sequence) -> RunTicket:
         """A RunTicket from the first TICKET_COLUMNS columns of a ticket statement
@@ -212,6 +215,9 @@ class Operations(
     each in its module of jobs/sql/operations/."""
 
     __slots__ = ()
+
+
+Store._operations = Operations
 
 
 def check_params(queries: dict[str, loader.Query], rows: dict[str, type]) -> None:

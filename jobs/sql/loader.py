@@ -73,7 +73,10 @@ def _expand(text: str, row: str, count: int) -> str:
     if "{keys}" in text:
         text = text.replace("{keys}", ", ".join(["%s"] * count))
     if "{rows}" in text:
-        text = text.replace("{rows}", ", ".join([row] * count))
+        # A row template that is a SELECT makes a derived table of selected rows (the
+        # MySQL store's: its VALUES lists cannot be named alike on MySQL and MariaDB).
+        joiner = " UNION ALL " if row.startswith("SELECT ") else ", "
+        text = text.replace("{rows}", joiner.join([row] * count))
     return text
 
 

@@ -28,7 +28,8 @@ def database_url() -> str:
     auth = f"{user}{password}@" if user else ""
     host = db.get("HOST") or "127.0.0.1"
     port = f":{db['PORT']}" if db.get("PORT") else ""
-    return f"postgres://{auth}{host}{port}/{db['NAME']}"
+    scheme = "mysql" if db["ENGINE"].endswith("mysql") else "postgres"
+    return f"{scheme}://{auth}{host}{port}/{db['NAME']}"
 
 
 def child_env(**extra: object) -> dict[str, str]:

@@ -68,6 +68,8 @@ class ChainOperations(OperationsCore):
                     run.priority,
                     run.arguments,
                 )
-            rows = self._execute("insert_chained_runs", params, len(chunk)).fetchall()
+            rows = self._insert_returning(
+                "insert_chained_runs", params, len(chunk), [run.key for run in chunk]
+            )
             inserted.update(read_key(row[0]) for row in rows)
         return inserted

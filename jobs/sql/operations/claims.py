@@ -36,9 +36,12 @@ class ClaimOperations(OperationsCore):
         read_key = self.store.read_key
         inserted: set[str] = set()
         for chunk in chunks(runs):
-            rows = self._execute(
-                "insert_runs", [value for run in chunk for value in run], len(chunk)
-            ).fetchall()
+            rows = self._insert_returning(
+                "insert_runs",
+                [value for run in chunk for value in run],
+                len(chunk),
+                [run.key for run in chunk],
+            )
             inserted.update(read_key(row[0]) for row in rows)
         return inserted
 

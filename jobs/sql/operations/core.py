@@ -64,6 +64,13 @@ class OperationsCore:
         query = self.store.queries[name]
         return self.cursor.execute(query.expand(count) if count else query.text, params)
 
+    def _insert_returning(
+        self, name: str, params: Sequence, count: int, keys: Sequence[str]
+    ) -> list:
+        """Run an `INSERT ... RETURNING id` of `count` rows whose keys are `keys`; the
+        rows of the ids inserted (a store without RETURNING reads them after)."""
+        return self._execute(name, params, count).fetchall()
+
     def _keys(self, name: str, before: Sequence, keys: Sequence[str]) -> set[str]:
         """Run a `... id IN ({keys}) RETURNING id` statement in chunks; the ids returned."""
         read_key = self.store.read_key

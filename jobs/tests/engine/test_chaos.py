@@ -32,9 +32,13 @@ from jobs.tests.runtime.test_processes import (
 
 pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True)]
 
+_ENGINE = __import__("django").conf.settings.DATABASES["default"]["ENGINE"]
 on_postgresql = pytest.mark.skipif(
-    "postgresql" not in __import__("django").conf.settings.DATABASES["default"]["ENGINE"],
+    "postgresql" not in _ENGINE,
     reason="needs PostgreSQL (run with DATABASE_URL=postgres://...)",
+)
+on_mysql = pytest.mark.skipif(
+    "mysql" not in _ENGINE, reason="needs MySQL/MariaDB (run with DATABASE_URL=mysql://...)"
 )
 
 LEASE = 3
@@ -119,6 +123,8 @@ def test_chaos_on_the_test_database_with_three_schedulers():
     assert total >= 100 * 12
 
 
+# Not yet on MySQL/MariaDB: there the Huey workers fell behind a claim of 100 runs a
+# second (22 % of the runs, against more than 80 % on PostgreSQL), on a loaded machine.
 @on_postgresql
 def test_chaos_with_huey_workers_over_redis_restarted_once():
     rng = random.Random(11)
@@ -233,6 +239,56 @@ def test_schedulers_ride_out_a_database_restart():
             capture_output=True,
             timeout=60,
         )
+        restarted_at = timezone.now()
+        wait_until(
+            lambda: (
+                JobHistory.objects.filter(
+                    status=RunStatus.SUCCESS, scheduled_for__gt=restarted_at + timedelta(seconds=3)
+                ).count()
+                >= 40
+            ),
+            timeout=40,
+            interval=0.5,
+        )
+        for proc in procs:
+            assert proc.popen.poll() is None, "a scheduler died with the database:\n" + proc.log()
+    finally:
+        for proc in procs:
+            proc.signal(signal.SIGTERM)
+        codes = [proc.wait(timeout=30) for proc in procs]
+        logs = [proc.log() for proc in procs]
+        for proc in procs:
+            proc.cleanup()
+    assert codes == [0, 0], logs
+    drain_and_check(jobs, step)
+
+
+@on_mysql
+def test_schedulers_ride_out_a_mariadb_restart(tmp_path):
+    # A server of the test's own (jobs/tests/private_mariadb.py), restarted: the shared
+    # one, which other tests and processes use, never is.
+    from django.core.management import call_command
+
+    from jobs.tests.private_mariadb import PrivateMariadb
+
+    server = PrivateMariadb(tmp_path)
+    server.start()
+    try:
+        with server.as_default_database("restarted"):
+            call_command("migrate", verbosity=0)
+            _ride_out_a_restart(restart=lambda: (server.stop(), server.start()))
+    finally:
+        server.stop()
+
+
+def _ride_out_a_restart(restart) -> None:  # type: ignore[no-untyped-def]
+    step = timedelta(seconds=1)
+    jobs = make_interval_jobs(20, every_seconds=1, start_in=1.0)
+    procs = [scheduler("--workers", "2", **CHAOS_ENV) for _ in range(2)]
+    try:
+        wait_until(lambda: JobHistory.objects.filter(status=RunStatus.SUCCESS).count() >= 40, 30)
+        connection.close()
+        restart()
         restarted_at = timezone.now()
         wait_until(
             lambda: (
