@@ -86,6 +86,8 @@ class RunResult:
     finished_at: datetime
     # The executor's Outcome.result (JSON; None for the runs that keep none).
     result: object = None
+    # Outcome.ran_on: the Celery worker that ran it, "" for the runs this process ran.
+    ran_on: str = ""
     # The W3C traceparent of the run's span when tracing is on (the parent of the runs
     # its outcome starts, jobs/engine/chains.py), else "".
     traceparent: str = ""

@@ -23,6 +23,9 @@ from jobs.runs import RunResult, RunTicket
 from jobs.sql import store
 from jobs.sql.rows import FinishedRun, JobOutcome
 
+# JobHistory.worker's length.
+WORKER_MAX_LENGTH = 200
+
 _SUCCESS = RunStatus.SUCCESS.value
 _FAILED = RunStatus.FAILED.value
 
@@ -93,8 +96,10 @@ def finish(results: Sequence[RunResult], worker: str) -> int:
         if type(log) is not str or "\x00" in log or not log.isascii():
             log = safe_log(log)
         result = None if r.result is None else s.adapt_json(r.result)
+        # A run done elsewhere (a Celery worker) names where, and who sent it.
+        ran_on = f"{r.ran_on} via {worker}"[:WORKER_MAX_LENGTH] if r.ran_on else None
         run_rows.append(
-            FinishedRun(status, started_at, dt(r.finished_at), log, result, ticket.run_key)
+            FinishedRun(status, started_at, dt(r.finished_at), log, result, ran_on, ticket.run_key)
         )
         job_rows.append(JobOutcome(started_at, status, ticket.job_key, started_at))
     outcomes = latest_per_job(job_rows)

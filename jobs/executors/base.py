@@ -29,6 +29,9 @@ class Outcome:
     # What the run returned or raised, as JSON, for the runs that keep it (enqueued
     # Django tasks: jobs.pytasks.framework.stored_outcome); None for every other run.
     result: Any = None
+    # Where the work ran when not in this process: the Celery worker that took the task
+    # (its name, e.g. celery@web-3), "" otherwise. The run's worker then names it.
+    ran_on: str = ""
 
 
 # Why a run's context was stopped (ExecutionContext.reason).

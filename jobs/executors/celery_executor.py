@@ -100,6 +100,7 @@ def _follow(app, task_id: str, queue: str, context: ExecutionContext, output: Ru
     delay = FIRST_POLL_SECONDS
     poll = conf.celery_poll_seconds()
     seen = ""
+    ran_on = ""  # the worker's name, once the backend says it (a started or ended task)
     unreachable = False
     while True:
         if context.stop_requested:
@@ -114,11 +115,14 @@ def _follow(app, task_id: str, queue: str, context: ExecutionContext, output: Ru
             unreachable = True
         else:
             unreachable = False
+            ran_on = state.worker or ran_on
             if state.state != seen or state.state == states.RETRY:
                 _describe(state, queue, output, seen)
                 seen = state.state
             if state.done:
-                return Outcome(succeeded=state.state == states.SUCCESS, log=output.text())
+                return Outcome(
+                    succeeded=state.state == states.SUCCESS, log=output.text(), ran_on=ran_on
+                )
         context.stop.wait(delay)
         delay = min(delay * 2, poll)
 

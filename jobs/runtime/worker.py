@@ -333,9 +333,10 @@ def execute(executor: Executor, ticket: RunTicket, context: ExecutionContext) ->
     try:
         outcome = executor.execute(ticket, context)
         succeeded, log, result = outcome.succeeded, outcome.log, outcome.result
+        ran_on = outcome.ran_on
     except Exception:
         logger.exception("executor raised for run %s of job %r", ticket.run_key, ticket.job_name)
-        succeeded, result = False, None
+        succeeded, result, ran_on = False, None, ""
         log = f"$ {ticket.command}\nthe executor raised an exception:\n{traceback.format_exc()}"
     finished_at = datetime.now(UTC)
     timeout = ticket.timeout_seconds
@@ -361,6 +362,7 @@ def execute(executor: Executor, ticket: RunTicket, context: ExecutionContext) ->
         started_at=started_at,
         finished_at=finished_at,
         result=result,
+        ran_on=ran_on,
     )
 
 

@@ -133,6 +133,9 @@ class FinishedRun(NamedTuple):
     log: str
     # What the run returned or raised (JSON text, JobHistory.result); None for most runs.
     result: str | None
+    # Where the run ran when elsewhere (a Celery worker, "celery@host via <ours>"): the
+    # run's worker then says so; None keeps the worker that started it.
+    worker: str | None
     key: str
 
 

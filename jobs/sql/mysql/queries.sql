@@ -210,11 +210,11 @@ SELECT id FROM {run_table} FORCE INDEX (PRIMARY) WHERE status = {running} AND wo
  ORDER BY id FOR UPDATE
 
 -- name: finish_runs
--- params: status, started_at, finished_at, log, result, key
--- rows: SELECT %s AS status, %s AS started_at, %s AS finished_at, %s AS log, %s AS result, %s AS id
+-- params: status, started_at, finished_at, log, result, worker, key
+-- rows: SELECT %s AS status, %s AS started_at, %s AS finished_at, %s AS log, %s AS result, %s AS worker, %s AS id
 UPDATE {run_table} AS t JOIN ({rows}) AS v ON t.id = v.id
    SET t.status = v.status, t.started_at = v.started_at, t.finished_at = v.finished_at,
-       t.log = v.log, t.result = v.result
+       t.log = v.log, t.result = v.result, t.worker = COALESCE(v.worker, t.worker)
 
 -- name: record_on_jobs
 -- A run's start and outcome on its job, never moving last_run_at back.

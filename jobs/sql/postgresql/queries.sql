@@ -192,11 +192,12 @@ UPDATE {run_table} AS t SET log = v.log
 SELECT id FROM {run_table} WHERE status = {running} AND worker = %s AND id IN ({keys})
    FOR UPDATE
 -- name: finish_runs
--- params: status, started_at, finished_at, log, result, key
--- rows: (%s::varchar, %s::timestamptz, %s::timestamptz, %s::text, %s::jsonb, %s::uuid)
+-- params: status, started_at, finished_at, log, result, worker, key
+-- rows: (%s::varchar, %s::timestamptz, %s::timestamptz, %s::text, %s::jsonb, %s::varchar, %s::uuid)
 UPDATE {run_table} AS t SET status = v.status, started_at = v.started_at,
-       finished_at = v.finished_at, log = v.log, result = v.result
-  FROM (VALUES {rows}) AS v(status, started_at, finished_at, log, result, id)
+       finished_at = v.finished_at, log = v.log, result = v.result,
+       worker = COALESCE(v.worker, t.worker)
+  FROM (VALUES {rows}) AS v(status, started_at, finished_at, log, result, worker, id)
  WHERE t.id = v.id
 -- name: record_on_jobs
 -- A run's start and outcome on its job, never moving last_run_at back.

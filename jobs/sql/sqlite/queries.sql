@@ -188,8 +188,9 @@ UPDATE {run_table} SET log = v.column3
 SELECT id FROM {run_table} WHERE status = {running} AND worker = %s AND id IN ({keys})
 
 -- name: finish_runs
--- params: status, started_at, finished_at, log, result, key
-UPDATE {run_table} SET status = %s, started_at = %s, finished_at = %s, log = %s, result = %s
+-- params: status, started_at, finished_at, log, result, worker, key
+UPDATE {run_table} SET status = %s, started_at = %s, finished_at = %s, log = %s, result = %s,
+       worker = COALESCE(%s, worker)
  WHERE id = %s
 
 -- name: record_on_jobs

@@ -113,6 +113,9 @@ def test_a_run_sends_its_task_once_and_records_the_return_value(celery_site):
     # The task id is the run's id, and the worker that ran it is named.
     assert f"Celery task id {run.pk} (the run's id)" in run.log
     assert f"succeeded on tests-{os.getpid()}@" in run.log
+    # The run's worker names the Celery worker, and the scheduler's worker that sent it.
+    assert run.worker.startswith(f"tests-{os.getpid()}@"), run.worker
+    assert " via " in run.worker
     assert "returned: 7" in run.log
     assert celery_site.receipts_of(run) == 1
     assert celery_tasks.app.AsyncResult(str(run.pk)).get(timeout=10) == 7

@@ -638,19 +638,22 @@ def test_owned_runs_are_the_runs_the_worker_still_runs(s):
 @contract("finish_runs", "update_rows", "adapt_moment")
 def test_finish_runs_writes_the_outcome_of_exactly_the_runs_named(s):
     job = make_job()
-    one, two, untouched = (a_run(job, -30 + i, status=RUNNING) for i in range(3))
+    one, two, untouched = (a_run(job, -30 + i, status=RUNNING, worker="sched/w1") for i in range(3))
     finished_at = datetime.now(UTC)
     rows = [
-        FinishedRun(SUCCESS, db(at(-29)), s.adapt_moment(finished_at), "ok\n", None, key(one)),
+        FinishedRun(
+            SUCCESS, db(at(-29)), s.adapt_moment(finished_at), "ok\n", None, None, key(one)
+        ),
         FinishedRun(
             FAILED,
             db(at(-28)),
             s.adapt_moment(at(-1)),
             "boom\n",
             s.adapt_json({"error": {"exception_class_path": "builtins.ValueError"}}),
+            "celery@web-3 via sched/w1",  # ran elsewhere: the worker says where
             key(two),
         ),
-        FinishedRun(FAILED, db(at(-1)), db(NOW), "", None, new_key()),  # deleted meanwhile
+        FinishedRun(FAILED, db(at(-1)), db(NOW), "", None, None, new_key()),  # deleted meanwhile
     ]
 
     with s.transaction() as ops:
@@ -670,6 +673,7 @@ def test_finish_runs_writes_the_outcome_of_exactly_the_runs_named(s):
         None,
         {"error": {"exception_class_path": "builtins.ValueError"}},
     )
+    assert (one.worker, two.worker) == ("sched/w1", "celery@web-3 via sched/w1")
     assert fresh(untouched).status == RUNNING
 
 
@@ -1719,7 +1723,7 @@ def test_a_batch_larger_than_one_statement_takes_is_handled_whole(s):
         assert JobHistory.objects.filter(job=job, log="so far").count() == len(logs)
         done = db(at(2))
         assert (
-            ops.finish_runs([FinishedRun(FAILED, db(NOW), done, "", None, k) for k in keys])
+            ops.finish_runs([FinishedRun(FAILED, db(NOW), done, "", None, None, k) for k in keys])
             == count
         )
         ops.insert_retry_runs(
