@@ -20,7 +20,7 @@ from django.core.signals import setting_changed
 
 from jobs import conf
 from jobs.executors import STOP_TIMEOUT, ExecutionContext, Executor
-from jobs.models import Job, JobHistory
+from jobs.models import Job, JobHistory, Trigger
 from jobs.observability import context, traceparent
 from jobs.runs import RunResult, RunTicket
 
@@ -42,13 +42,11 @@ class RunWatcher:
         self._facts: dict[str, Any] = {}
 
     def batch(self, tickets: Sequence[RunTicket]) -> RunWatcher:
-        if self.tracing and tickets:
-            from jobs.observability.tracing import RunFacts
-
+        if tickets:
             rows = JobHistory.objects.filter(pk__in=[t.run_key for t in tickets]).values_list(
                 "pk", "trigger", "traceparent"
             )
-            self._facts = {pk.hex: RunFacts(trigger, parent) for pk, trigger, parent in rows}
+            self._facts = {pk.hex: (trigger, parent) for pk, trigger, parent in rows}
         return self
 
     def run(
@@ -57,7 +55,12 @@ class RunWatcher:
         """`call(executor, ticket, execution)`, watched."""
         token = context.current_ticket.set(ticket)
         try:
-            check_in = _monitor_started(ticket) if self.crons else None
+            trigger = self._facts.get(ticket.run_key, ("", ""))[0]
+            # A monitor's check-ins are its schedule's: a run now, a chained, enqueued or
+            # backfilled run is not an occurrence Sentry expects (a retry finishes one).
+            check_in = (
+                _monitor_started(ticket) if self.crons and trigger in CHECKED_IN_TRIGGERS else None
+            )
             if self.tracing:
                 result = self._traced(ticket, execution, lambda: call(executor, ticket, execution))
             else:
@@ -73,7 +76,7 @@ class RunWatcher:
     ) -> RunResult:
         from jobs.observability import tracing
 
-        facts = self._facts.get(ticket.run_key) or tracing.RunFacts("", "")
+        facts = tracing.RunFacts(*self._facts.get(ticket.run_key, ("", "")))
         span = tracing.start_run_span(ticket, facts)
         result = tracing.run_in_span(span, call)
         # What a run it causes (a chain) keeps as its parent.
@@ -85,6 +88,9 @@ class RunWatcher:
         tracing.end_run_span(span, result, execution.reason, timed_out)
         return result
 
+
+# The runs that check in to their job's Sentry Crons monitor.
+CHECKED_IN_TRIGGERS = frozenset({Trigger.SCHEDULE, Trigger.RETRY})
 
 _UNSET: Any = object()
 _watcher: RunWatcher | None = _UNSET

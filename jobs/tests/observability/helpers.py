@@ -14,12 +14,15 @@ from jobs.tests.factories import WORKER
 
 
 def run_now_and_execute(
-    job: Job, executor: Executor | None = None, *, runs: int = 1
+    job: Job, executor: Executor | None = None, *, runs: int = 1, trigger: str = ""
 ) -> list[JobHistory]:
-    """`runs` manual runs of `job`, executed by a worker to the end; the recorded runs."""
+    """`runs` manual runs of `job` (or, with `trigger`, runs as that trigger makes them),
+    executed by a worker to the end; the recorded runs."""
     made = [
         engine.run_now(job, now=timezone.now() + timedelta(microseconds=i)) for i in range(runs)
     ]
+    if trigger:
+        JobHistory.objects.filter(pk__in=[run.pk for run in made]).update(trigger=trigger)
     tickets = engine.ready_tickets(timezone.now() + timedelta(seconds=1))
     run_batch(
         tickets,

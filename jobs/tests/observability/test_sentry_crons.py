@@ -9,6 +9,7 @@ import pytest
 import sentry_sdk
 
 from jobs.executors import SimulatedExecutor
+from jobs.models import Trigger
 from jobs.observability import sentry_crons
 from jobs.runtime import observed
 from jobs.tests.factories import make_job
@@ -58,7 +59,7 @@ def test_a_cron_job_s_run_checks_in_in_progress_then_ok_with_its_monitor(sentry,
         timezone="Europe/Paris",
         timeout_seconds=600,
     )
-    run_now_and_execute(job)
+    run_now_and_execute(job, trigger=Trigger.SCHEDULE)
     items = sentry(2)
     check_ins = [payload for header, payload in items if header["type"] == "check_in"]
     assert [c["status"] for c in check_ins] == ["in_progress", "ok"]
@@ -77,7 +78,9 @@ def test_a_cron_job_s_run_checks_in_in_progress_then_ok_with_its_monitor(sentry,
 def test_a_failed_run_checks_in_error_and_is_an_event_with_the_run_s_context(sentry):
     job = make_job(name="flaky", interval=2, interval_unit="hour")
     (run,) = run_now_and_execute(
-        job, SimulatedExecutor(min_seconds=0, max_seconds=0, failure_rate=1.0)
+        job,
+        SimulatedExecutor(min_seconds=0, max_seconds=0, failure_rate=1.0),
+        trigger=Trigger.SCHEDULE,
     )
     items = sentry(3)
     check_ins = [payload for header, payload in items if header["type"] == "check_in"]
@@ -124,8 +127,18 @@ def test_a_job_run_once_sends_no_check_in(sentry, settings):
     from django.utils import timezone
 
     once = make_job(name="once", schedule_type="once", scheduled_at=timezone.now() + timedelta(1))
-    run_now_and_execute(once)
+    run_now_and_execute(once, trigger=Trigger.SCHEDULE)
     cron = make_job(name="cron", schedule_type="cron", cron_expression="* * * * *")
-    run_now_and_execute(cron)
+    run_now_and_execute(cron, trigger=Trigger.SCHEDULE)
     items = sentry(2)
     assert {payload["monitor_slug"] for _, payload in items} == {f"cron-{cron.pk.hex[:8]}"}
+
+
+def test_only_the_schedule_s_runs_and_their_retries_check_in(sentry):
+    manual = make_job(name="by hand", schedule_type="cron", cron_expression="* * * * *")
+    run_now_and_execute(manual)  # run now: not an occurrence the monitor expects
+    run_now_and_execute(manual, trigger=Trigger.CHAIN)
+    retried = make_job(name="retried", schedule_type="cron", cron_expression="* * * * *")
+    run_now_and_execute(retried, trigger=Trigger.RETRY)
+    items = sentry(2)
+    assert {payload["monitor_slug"] for _, payload in items} == {f"retried-{retried.pk.hex[:8]}"}
