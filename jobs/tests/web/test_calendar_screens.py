@@ -207,3 +207,8 @@ def test_the_menu_and_the_job_form_link_the_calendars() -> None:
     page = admin.get(reverse("jobs:job_create")).content.decode()
     assert 'id="calendars-link"' in page
     assert f'href="{reverse("jobs:calendar_list")}"' in page
+
+
+def test_a_new_calendar_s_form_ticks_monday_to_friday() -> None:
+    page = as_("job_admin").get(reverse("jobs:calendar_create"))
+    assert page.context["form"]["weekdays"].value() == [0, 1, 2, 3, 4]

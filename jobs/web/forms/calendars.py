@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from jobs import engine
+from jobs.calendars.days import MONDAY_TO_FRIDAY
 from jobs.models import Blackout, Calendar, Job
 from jobs.models.calendars import MAX_EXTRA_DATES
 from jobs.web.chains import JobPicker
@@ -66,6 +67,7 @@ class CalendarForm(Drawn, forms.ModelForm):
         label=_("Working weekdays"),
         choices=WEEKDAYS,
         coerce=int,
+        initial=list(MONDAY_TO_FRIDAY),  # a declared field does not take the model's default
         required=False,  # none ticked: the model's message, at the field
         widget=forms.CheckboxSelectMultiple,
     )
