@@ -14,7 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.functional import Promise
-from django.utils.translation import gettext_lazy as _lazy
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from jobs.access.permissions import (
@@ -61,17 +61,17 @@ CALENDARS = Kind(
     CalendarForm,
     Calendar,
     "jobs:calendar_list",
-    _lazy("Calendar “%(name)s” saved."),
-    _lazy("Calendar “%(name)s” created."),
-    _lazy("Calendar “%(name)s” deleted."),
+    _("Calendar “%(name)s” saved."),
+    _("Calendar “%(name)s” created."),
+    _("Calendar “%(name)s” deleted."),
 )
 BLACKOUTS = Kind(
     BlackoutForm,
     Blackout,
     "jobs:blackout_list",
-    _lazy("Blackout window “%(name)s” saved."),
-    _lazy("Blackout window “%(name)s” created."),
-    _lazy("Blackout window “%(name)s” deleted."),
+    _("Blackout window “%(name)s” saved."),
+    _("Blackout window “%(name)s” created."),
+    _("Blackout window “%(name)s” deleted."),
 )
 
 

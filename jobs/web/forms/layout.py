@@ -19,10 +19,7 @@ from jobs.web import arguments
 from jobs.web.widgets import EXECUTOR_FIELDS
 
 # Under the job form's calendar field: where calendars are made and changed.
-CALENDARS_LINK = (
-    '{% load i18n %}<a class="small d-inline-block mb-3" id="calendars-link" '
-    "href=\"{% url 'jobs:calendar_list' %}\">{% translate 'The business calendars' %}</a>"
-)
+CALENDARS_LINK = '{% include "jobs/_calendars_link.html" %}'
 
 
 def plain_helper() -> FormHelper:
