@@ -17,7 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from jobs import engine
 from jobs.calendars.days import MONDAY_TO_FRIDAY
 from jobs.models import Blackout, Calendar, Job
-from jobs.models.calendars import MAX_EXTRA_DATES
+from jobs.models.calendars import BLACKOUT_FIELDS, CALENDAR_FIELDS, MAX_EXTRA_DATES
 from jobs.web.chains import JobPicker
 from jobs.web.forms.layout import plain_helper
 from jobs.web.widgets import LOCAL_INPUT_FORMATS, LocalDateTimeInput, TimeZoneSelect
@@ -81,15 +81,7 @@ class CalendarForm(Drawn, forms.ModelForm):
 
     class Meta:
         model = Calendar
-        fields = [
-            "name",
-            "timezone",
-            "weekdays",
-            "country",
-            "subdivision",
-            "extra_days_off",
-            "extra_working_days",
-        ]
+        fields = list(CALENDAR_FIELDS)
         widgets = {"timezone": TimeZoneSelect()}
 
 
@@ -117,19 +109,7 @@ class BlackoutForm(Drawn, forms.ModelForm):
 
     class Meta:
         model = Blackout
-        fields = [
-            "name",
-            "action",
-            "cron_expression",
-            "duration_minutes",
-            "timezone",
-            "starts_at",
-            "ends_at",
-            "scope",
-            "queue",
-            "jobs",
-            "is_active",
-        ]
+        fields = list(BLACKOUT_FIELDS)
         widgets = {
             "timezone": TimeZoneSelect(),
             "cron_expression": forms.TextInput(
