@@ -23,6 +23,12 @@ PAUSE_SCHEDULER = "jobs.pause_scheduler"  # pause and resume the whole scheduler
 
 # Business calendars and blackout windows: kept by job admins (everyone who may read jobs
 # reads them).
+ADD_CALENDAR = "jobs.add_calendar"
+CHANGE_CALENDAR = "jobs.change_calendar"
+DELETE_CALENDAR = "jobs.delete_calendar"
+ADD_BLACKOUT = "jobs.add_blackout"
+CHANGE_BLACKOUT = "jobs.change_blackout"
+DELETE_BLACKOUT = "jobs.delete_blackout"
 CALENDAR_CODENAMES = tuple(
     f"{verb}_{model}" for model in ("calendar", "blackout") for verb in ("add", "change", "delete")
 )

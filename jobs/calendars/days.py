@@ -129,6 +129,18 @@ class BusinessDays:
             return DayOff(day, holiday, weekday, extra)
         return None
 
+    def days_off_from(self, day: date, count: int) -> list[DayOff]:
+        """The first `count` days off from `day` on (included), looked for within
+        MAX_DAYS_SEARCHED days: a calendar's preview."""
+        found: list[DayOff] = []
+        for offset in range(MAX_DAYS_SEARCHED):
+            off = self.day_off(day + timedelta(days=offset))
+            if off is not None:
+                found.append(off)
+                if len(found) == count:
+                    break
+        return found
+
     def business_day(self, day: date, step: int) -> date | None:
         """The first business day after (`step` 1) or before (-1) `day`; None when there
         is none within MAX_DAYS_SEARCHED days."""

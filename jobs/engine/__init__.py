@@ -28,7 +28,7 @@ from jobs.engine.actions import (
     retry_run,
     run_now,
 )
-from jobs.engine.backfill import Backfill, BackfillRefused, backfill
+from jobs.engine.backfill import Backfill, BackfillRefused, already_run, backfill
 from jobs.engine.backfill import occurrences as backfill_occurrences
 from jobs.engine.claim import ClaimedRuns, StartNow, claim_due, claim_due_starting
 from jobs.engine.enqueue import enqueue_again
@@ -57,6 +57,7 @@ __all__ = [
     "RetryRefused",
     "StartNow",
     "Wake",
+    "already_run",
     "backfill",
     "backfill_occurrences",
     "cancel_run",

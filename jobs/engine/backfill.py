@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from jobs import conf
 from jobs.calendars import planning
@@ -50,18 +51,32 @@ def occurrences(
     now = now or timezone.now()
     most = conf.backfill_max_runs()
     if end <= start:
-        raise BackfillRefused("end", "The end must be after the start.")
+        raise BackfillRefused("end", _("The end must be after the start."))
     if end > now:
-        raise BackfillRefused("end", "A backfill covers the past only: the end is in the future.")
+        raise BackfillRefused(
+            "end", _("A backfill covers the past only: the end is in the future.")
+        )
     schedule = _schedule(job)
     if schedule is None:
-        raise BackfillRefused("start", "Only a recurring job can be backfilled.")
+        raise BackfillRefused("start", _("Only a recurring job can be backfilled."))
     found = [slot.at for slot in schedule.slots(start, end, most + 1) if not slot.skipped]
     if len(found) > most:
         raise BackfillRefused(
-            "end", f"The range holds more than {most} occurrences (JOBS_BACKFILL_MAX_RUNS)."
+            "end",
+            _("The range holds more than %(most)d occurrences (JOBS_BACKFILL_MAX_RUNS).")
+            % {"most": most},
         )
     return found
+
+
+def already_run(job: Job, wanted: list[datetime]) -> set[datetime]:
+    """Those of the occurrences `wanted` that have a run (a backfill creates none for
+    them)."""
+    return set(
+        JobHistory.objects.filter(job=job, attempt=1, scheduled_for__in=wanted).values_list(
+            "scheduled_for", flat=True
+        )
+    )
 
 
 def backfill(job: Job, start: datetime, end: datetime, now: datetime | None = None) -> Backfill:
@@ -70,11 +85,7 @@ def backfill(job: Job, start: datetime, end: datetime, now: datetime | None = No
     wanted = occurrences(job, start, end, now)
     arguments = job.arguments if job.executor != ExecutorKind.SIMULATED else None
     with store().writing():
-        taken = set(
-            JobHistory.objects.filter(job=job, attempt=1, scheduled_for__in=wanted).values_list(
-                "scheduled_for", flat=True
-            )
-        )
+        taken = already_run(job, wanted)
         missing = [at for at in wanted if at not in taken]
         JobHistory.objects.bulk_create(
             [

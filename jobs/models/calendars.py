@@ -73,6 +73,31 @@ def _dates(values: Any, field: str) -> list[dt.date]:
     return found
 
 
+# What the dashboard's forms and the API edit of each.
+CALENDAR_FIELDS = (
+    "name",
+    "timezone",
+    "weekdays",
+    "country",
+    "subdivision",
+    "extra_days_off",
+    "extra_working_days",
+)
+BLACKOUT_FIELDS = (
+    "name",
+    "action",
+    "cron_expression",
+    "duration_minutes",
+    "timezone",
+    "starts_at",
+    "ends_at",
+    "scope",
+    "queue",
+    "jobs",
+    "is_active",
+)
+
+
 class Calendar(models.Model):
     """Which days count for the jobs on it (Job.calendar)."""
 

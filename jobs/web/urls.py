@@ -4,7 +4,7 @@ audit trail's actor do not depend on the project's middleware."""
 
 from django.urls import path
 
-from jobs.web import bulk, pause, tokens, views
+from jobs.web import backfill, bulk, calendars, pause, tokens, views
 from jobs.web.screens import screens
 
 urlpatterns = [
@@ -21,12 +21,21 @@ urlpatterns = [
     path("jobs/<uuid:job_id>/delete/", views.job_delete, name="job_delete"),
     path("jobs/<uuid:job_id>/run/", views.job_run, name="job_run"),
     path("jobs/<uuid:job_id>/toggle/", views.job_toggle, name="job_toggle"),
+    path("jobs/<uuid:job_id>/backfill/", backfill.job_backfill, name="job_backfill"),
     path(
         "jobs/<uuid:job_id>/changes/<int:change_id>/restore/",
         views.job_restore,
         name="job_restore",
     ),
     path("upcoming/", views.upcoming_page, name="upcoming"),
+    path("calendars/", calendars.calendar_list, name="calendar_list"),
+    path("calendars/new/", calendars.calendar_create, name="calendar_create"),
+    path("calendars/<int:calendar_id>/", calendars.calendar_edit, name="calendar_edit"),
+    path("calendars/<int:calendar_id>/delete/", calendars.calendar_delete, name="calendar_delete"),
+    path("blackouts/", calendars.blackout_list, name="blackout_list"),
+    path("blackouts/new/", calendars.blackout_create, name="blackout_create"),
+    path("blackouts/<int:blackout_id>/", calendars.blackout_edit, name="blackout_edit"),
+    path("blackouts/<int:blackout_id>/delete/", calendars.blackout_delete, name="blackout_delete"),
     path("history/", views.history, name="history"),
     path("runs/<uuid:run_id>/", views.run_detail, name="run_detail"),
     path("runs/<uuid:run_id>/cancel/", views.run_cancel, name="run_cancel"),

@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 from jobs.models import Blackout, Calendar
+from jobs.models.calendars import BLACKOUT_FIELDS, CALENDAR_FIELDS
 
 
 class ModelJudged(serializers.ModelSerializer):
@@ -30,40 +31,14 @@ class ModelJudged(serializers.ModelSerializer):
 class CalendarSerializer(ModelJudged):
     class Meta:
         model = Calendar
-        fields = [
-            "id",
-            "name",
-            "timezone",
-            "weekdays",
-            "country",
-            "subdivision",
-            "extra_days_off",
-            "extra_working_days",
-            "created_at",
-            "updated_at",
-        ]
+        fields = ["id", *CALENDAR_FIELDS, "created_at", "updated_at"]
         read_only_fields = ["id", "created_at", "updated_at"]
 
 
 class BlackoutSerializer(ModelJudged):
     class Meta:
         model = Blackout
-        fields = [
-            "id",
-            "name",
-            "action",
-            "cron_expression",
-            "duration_minutes",
-            "timezone",
-            "starts_at",
-            "ends_at",
-            "scope",
-            "queue",
-            "jobs",
-            "is_active",
-            "created_at",
-            "updated_at",
-        ]
+        fields = ["id", *BLACKOUT_FIELDS, "created_at", "updated_at"]
         read_only_fields = ["id", "created_at", "updated_at"]
 
 

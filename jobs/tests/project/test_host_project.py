@@ -19,7 +19,7 @@ from django.urls import URLPattern, URLResolver, reverse
 from rest_framework.authtoken.models import Token
 
 from jobs.access.permissions import JOB_VIEWERS
-from jobs.models import Channel, Job, JobChange, JobHistory
+from jobs.models import Blackout, Calendar, Channel, Job, JobChange, JobHistory
 from jobs.tests.factories import make_job, make_run, make_user
 from jobs.tests.host_urls import PREFIX
 from jobs.web import urls as screen_urls
@@ -92,7 +92,14 @@ def _screens() -> Iterator[URLPattern]:
 
 
 def _url(pattern: URLPattern, job: Job, run: JobHistory, change: JobChange) -> str:
-    values = {"job_id": job.pk, "run_id": run.pk, "change_id": change.pk}
+    values = {
+        "job_id": job.pk,
+        "run_id": run.pk,
+        "change_id": change.pk,
+        # The objects fixture's (one each).
+        "calendar_id": Calendar.objects.get().pk,
+        "blackout_id": Blackout.objects.get().pk,
+    }
     wanted = pattern.pattern.converters
     return reverse(f"jobs:{pattern.name}", kwargs={name: values[name] for name in wanted})
 
@@ -101,6 +108,8 @@ def _url(pattern: URLPattern, job: Job, run: JobHistory, change: JobChange) -> s
 def objects() -> tuple[Job, JobHistory, JobChange]:
     job = make_job(name="nightly")
     run = make_run(job)
+    Calendar.objects.create(name="office", country="JP")
+    Blackout.objects.create(name="release", cron_expression="0 22 * * 5", duration_minutes=60)
     return job, run, JobChange.objects.filter(job_id=job.pk).latest("created_at")
 
 

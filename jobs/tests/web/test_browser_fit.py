@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import pytest
 
-from jobs.models import JobChange, RunStatus
+from jobs.models import Blackout, Calendar, JobChange, RunStatus
 from jobs.tests.factories import make_job, make_run
 from jobs.tests.web import test_browser
 from jobs.tests.web.test_browser import Visit, expect
@@ -66,6 +66,13 @@ def pages(user):  # type: ignore[no-untyped-def]
         timeout_seconds=300,
     )
     make_run(shell, worker=LONG_WORKER, log="tick 1 for the form\n" * 50)
+    calendar = Calendar.objects.create(name=LONG_NAME, country="JP")
+    cron = make_job(name="hourly on a calendar", schedule_type="cron", cron_expression="0 * * * *")
+    cron.calendar = calendar
+    cron.save()
+    window = Blackout.objects.create(
+        name=LONG_NAME, cron_expression="0 22 * * 5", duration_minutes=120
+    )
     urls = [
         "/",
         "/jobs/",
@@ -77,6 +84,15 @@ def pages(user):  # type: ignore[no-untyped-def]
         "/history/",
         "/scheduler/",
         "/api-token/",
+        "/calendars/",
+        "/calendars/new/",
+        f"/calendars/{calendar.pk}/",
+        f"/calendars/{calendar.pk}/delete/",
+        "/blackouts/",
+        "/blackouts/new/",
+        f"/blackouts/{window.pk}/",
+        f"/blackouts/{window.pk}/delete/",
+        f"/jobs/{cron.pk}/backfill/",
         f"/runs/{finished.pk}/",
         f"/runs/{running.pk}/",
         "/admin/",

@@ -18,6 +18,17 @@ from jobs.models import SCHEDULE_TYPE_FIELDS, ExecutorKind, ScheduleType
 from jobs.web import arguments
 from jobs.web.widgets import EXECUTOR_FIELDS
 
+# Under the job form's calendar field: where calendars are made and changed.
+CALENDARS_LINK = '{% include "jobs/_calendars_link.html" %}'
+
+
+def plain_helper() -> FormHelper:
+    """The crispy helper of a form drawn field after field, without a <form> tag (the
+    template writes the <form> and its buttons)."""
+    helper = FormHelper()
+    helper.form_tag = False
+    return helper
+
 
 def job_form_helper(form: forms.BaseForm) -> FormHelper:
     """The job form's crispy helper: its layout, without a <form> tag (the template
@@ -101,7 +112,11 @@ def _schedule() -> list[LayoutObject]:
         _schedule_part(Row(Column("cron_expression"), Column("timezone")), types=ScheduleType.CRON),
         _schedule_part("misfire_policy", types=" ".join(SCHEDULE_TYPE_FIELDS["misfire_policy"])),
         _schedule_part(
-            Row(Column("calendar"), Column("calendar_policy"), Column("jitter_seconds")),
+            Row(
+                Column("calendar", HTML(CALENDARS_LINK)),
+                Column("calendar_policy"),
+                Column("jitter_seconds"),
+            ),
             types=f"{ScheduleType.INTERVAL} {ScheduleType.CRON}",
         ),
         Row(
