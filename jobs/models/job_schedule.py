@@ -88,7 +88,8 @@ class JobSchedule:
         self, rules: PlanningRules | None = None
     ) -> planning.PlannedSchedule | None:
         """The schedule with the job's calendar and the blackout windows applied (what
-        the claim walks), or None when neither applies to it (a one-off job's one time is planned as well)."""
+        the claim walks), or None when neither applies to it. A one-off job's one time
+        is planned too."""
         if self.schedule_type == ScheduleType.CRON:
             base: planning.Base | None = self.cron_schedule()
         elif self.schedule_type == ScheduleType.INTERVAL and self.step and self.anchor_at:
