@@ -26,6 +26,13 @@ class CalendarAdmin(admin.ModelAdmin):
         "extra_working_days",
     )
 
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any):
+        form = super().get_form(request, obj, change, **kwargs)
+        # An empty list is the model's to refuse, with its own message ("at least one
+        # weekday"), not the form field's "This field is required".
+        form.base_fields["weekdays"].required = False
+        return form
+
     def delete_view(
         self, request: HttpRequest, object_id: str, extra_context: Any = None
     ) -> HttpResponse:

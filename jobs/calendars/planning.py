@@ -59,6 +59,22 @@ class IntervalGrid:
         return self.anchor + ((moment - self.anchor) // self.step) * self.step
 
 
+class OneTime:
+    """A one-off job's one occurrence: a calendar and the windows move or skip it as
+    they would a recurring job's (nothing to coalesce into)."""
+
+    __slots__ = ("at",)
+
+    def __init__(self, at: datetime) -> None:
+        self.at = at
+
+    def next_after(self, moment: datetime) -> datetime | None:
+        return self.at if self.at > moment else None
+
+    def latest_at_or_before(self, moment: datetime) -> datetime | None:
+        return self.at if self.at <= moment else None
+
+
 class Rules(NamedTuple):
     """What applies to one job: its calendar (None: every day counts) read in `zone`,
     the calendar policy, and the blackout windows that cover it."""
@@ -87,7 +103,7 @@ class Slot(NamedTuple):
 
 def _latest_at_or_before(base: Base, moment: datetime) -> datetime | None:
     latest = getattr(base, "latest_at_or_before", None)
-    if isinstance(base, IntervalGrid):
+    if isinstance(base, IntervalGrid | OneTime):
         return base.latest_at_or_before(moment)
     if latest is None:
         return None

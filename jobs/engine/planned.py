@@ -46,6 +46,8 @@ def base_schedule(job: DueJob, cron: schedules.CronSchedule | None) -> planning.
     if job.schedule_type == "interval":
         step = schedules.interval_step(job.interval, job.interval_unit)  # type: ignore[arg-type]
         return planning.IntervalGrid(job.anchor_at or job.next_run_at, step)
+    if job.schedule_type == "once":
+        return planning.OneTime(job.next_run_at)
     return None
 
 
@@ -65,13 +67,26 @@ def plan(
         return PlannedClaim(plain, runs, [])
     assert rules is not None
     planned = planning.PlannedSchedule(base, rules)
-    occurrences = schedules.plan_cron_claim(
-        job.next_run_at, planned, now, policy=job.misfire_policy, grace=grace
-    )  # type: ignore[arg-type]
+    once = isinstance(base, planning.OneTime)
+    # A one-off job's next_run_at is already its slot (Job.refresh_schedule): its plain
+    # claim holds, and the slot only says whether it is skipped.
+    occurrences = (
+        plain
+        if once
+        else schedules.plan_cron_claim(
+            job.next_run_at, planned, now, policy=job.misfire_policy, grace=grace
+        )  # type: ignore[arg-type]
+    )
     runs: list[PlannedRun] = []
     skipped: list[SkippedRun] = []
     for at in occurrences.run_at:
         slot = planned.slot(at)
+        if once and slot is not None and not slot.skipped and slot.at != at:
+            # Its calendar or a window changed since it was saved: it is not lost (it has
+            # no other time), it starts when the slot comes.
+            note = log_note(slot, rules.days, rules.zone, now)
+            runs.append(PlannedRun(at, _run(job, slot.at, note).not_before, note))
+            continue
         if slot is None or slot.at != at:
             # next_run_at was planned under rules that changed since (a calendar edited):
             # this time is no slot any more, and the job moves on to its next one.

@@ -25,6 +25,7 @@ from django.utils.module_loading import import_string
 from jobs import conf
 from jobs.executors.celery_names import CallArguments
 from jobs.pytasks import signature
+from jobs.runs import scheduled_for_text
 
 # The state a followed task has in the result backend between our send and a worker's
 # first word about it (Celery's own PENDING means "nothing known": never sent).
@@ -92,6 +93,21 @@ def described_task(name: str) -> signature.RegisteredTask | None:
     if task is None:
         return None
     return signature.describe(task.run, name)
+
+
+def scheduled_for_kwargs(celery: Celery, name: str, scheduled_for: datetime) -> dict[str, str]:
+    """{"scheduled_for": the ISO 8601 UTC text} when the task `name` is registered in
+    this process's app and its signature declares the parameter, else nothing: a task
+    only the workers know is sent its arguments as they are (an unexpected keyword would
+    fail it). Text, not a datetime: Celery's JSON serializer carries strings."""
+    try:
+        task = celery.tasks.get(name)
+    except Exception:  # an app whose tasks cannot load: send the arguments as they are
+        return {}
+    if task is None:
+        return {}
+    keywords = signature.scheduled_for_keywords(task.run, scheduled_for)
+    return {key: scheduled_for_text(value) for key, value in keywords.items()}
 
 
 def has_result_backend(celery: Celery) -> bool:

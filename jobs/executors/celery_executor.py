@@ -71,10 +71,14 @@ class CeleryExecutor:
                     "was lost): following that task, not sending it again."
                 )
             else:
+                call = call_arguments(ticket.arguments)
+                # A known task's arguments cannot hold scheduled_for (the job's rules).
+                when = celery_app.scheduled_for_kwargs(app, ticket.command, ticket.scheduled_for)
+                call = call._replace(kwargs={**when, **call.kwargs})
                 sending = celery_app.Sending(
                     ticket.command,
                     task_id,
-                    call_arguments(ticket.arguments),
+                    call,
                     queue,
                     ticket.timeout_seconds,
                 )

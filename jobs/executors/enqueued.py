@@ -14,6 +14,7 @@ path imported here is always one that `enqueue()` was given a task object for.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import socket
@@ -30,7 +31,12 @@ from jobs.executors.command_line import command_line
 from jobs.executors.output import RunOutput
 from jobs.executors.running import CurrentRun, running
 from jobs.pytasks import framework
-from jobs.pytasks.signature import is_django_task, short_repr
+from jobs.pytasks.signature import (
+    SCHEDULED_FOR,
+    is_django_task,
+    scheduled_for_keywords,
+    short_repr,
+)
 from jobs.runs import RunTicket
 
 KIND = "task"
@@ -102,6 +108,18 @@ def task_context(target: Any, ticket: RunTicket, call: framework.TaskCall) -> An
     return framework.part("base").TaskContext(task_result=result)
 
 
+def _positional_names(function: Any, count: int) -> set[str]:
+    """The names of the parameters the first `count` positional arguments fill."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return set()
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return {p.name for p in parameters if p.kind in positional}.intersection(
+        p.name for p in parameters[:count]
+    )
+
+
 class EnqueuedTaskExecutor:
     """Calls an enqueued task in the worker's thread (stopping is the task's own, as for
     python jobs run in a thread)."""
@@ -119,11 +137,17 @@ class EnqueuedTaskExecutor:
         args = list(call.args)
         if target.takes_context:
             args.insert(0, task_context(target, ticket, call))
+        kwargs = dict(call.kwargs)
+        if SCHEDULED_FOR not in kwargs:
+            # Given by position, it is the caller's: only an unpassed one is the run's.
+            given = _positional_names(target.func, len(args))
+            if SCHEDULED_FOR not in given:
+                kwargs.update(scheduled_for_keywords(target.func, ticket.scheduled_for))
         context.cooperative = True
         current = CurrentRun(ticket, context, dict(ticket.arguments or {}))
         try:
             with capturing(output), running(current):
-                value = target.call(*args, **call.kwargs)
+                value = target.call(*args, **kwargs)
             # Django requires a JSON return value: anything else fails the run, saying so.
             value = framework.normalize(value)
             size = len(json.dumps(value))

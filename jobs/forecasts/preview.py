@@ -134,6 +134,8 @@ def _planned_occurrences(
     times = [slot.at for slot in slots]
     if job.schedule_type == ScheduleType.CRON:
         daylight_notes = daylight.cron_notes(job.cron_schedule(), since, times)
+    elif job.schedule_type == ScheduleType.ONCE:
+        daylight_notes = [None] * len(times)  # a time typed in, not a step across a change
     else:
         daylight_notes = daylight.interval_notes(zone, min(job.anchor_at, since), times)
     rules = schedule.rules

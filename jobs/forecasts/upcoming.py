@@ -32,7 +32,8 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext
 
 from jobs import conf
-from jobs.models import Job, ScheduleType
+from jobs.calendars import planning, words
+from jobs.models import Job, PlanningRules, ScheduleType
 from jobs.models.scheduler import PauseWindow
 from jobs.schedules import density
 from jobs.sql import store
@@ -43,6 +44,11 @@ _CRON = ScheduleType.CRON.value
 _ONCE = ScheduleType.ONCE.value
 # Shades of a bucket in the density strip, besides "none" (level 0).
 LEVELS = 4
+# A row says what the calendar and the windows do to at most this many of its runs, and
+# looks for them among its first NOTES_WALK slots of the span: a job every minute does
+# not walk a day of slots for the page (a window later than that goes unsaid on its row).
+NOTES_SHOWN = 3
+NOTES_WALK = 200
 
 
 class Span(NamedTuple):
@@ -96,6 +102,10 @@ class Row(NamedTuple):
     job: Job  # unsaved, built from the row: for its name, link and schedule in words
     total: int | None
     counts: list[int]  # per bucket (empty for a disabled job)
+    # What its calendar and the blackout windows do to its runs in the span, in words
+    # (at most NOTES_SHOWN), and when its next run starts once jittered (None: no jitter).
+    notes: tuple[str, ...] = ()
+    starts: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -112,16 +122,46 @@ class Timeline:
     resumes_at: datetime | None = None
 
     def rows(self, entries: Sequence[tuple]) -> list[Row]:
-        """The page's rows (items of `entries`), counted bucket by bucket."""
+        """The page's rows (items of `entries`), counted bucket by bucket, with what
+        their calendars and the windows do (read in one or two queries for them all)."""
         read_micros = store().read_micros
         edges = self.counted_edges
-        rows = []
+        timeline_jobs = []
         for item in entries:
-            entry = Entry(*item)
-            raw = entry.row
-            job = TimelineJob(*raw[:8], read_micros(raw[8]), read_micros(raw[9]))
-            rows.append(Row(_job(job), entry.total, _counts(job, edges)))
+            raw = Entry(*item).row
+            timeline_jobs.append(
+                TimelineJob(
+                    *raw[:8],
+                    read_micros(raw[8]),
+                    read_micros(raw[9]),
+                    *raw[10:14],
+                    read_micros(raw[14]),
+                )
+            )
+        rules = PlanningRules.load(job.calendar_id for job in timeline_jobs)
+        rows = []
+        for item, job in zip(entries, timeline_jobs, strict=True):
+            model = _job(job)
+            notes = self._notes(model, rules) if job.is_active else ()
+            rows.append(Row(model, Entry(*item).total, _counts(job, edges), notes, _starts(model)))
         return rows
+
+    def _notes(self, job: Job, rules: PlanningRules) -> tuple[str, ...]:
+        """What the calendar and the windows do to the job's slots in the span (from when
+        the scheduler resumes), looking at most at NOTES_WALK of them."""
+        schedule = job.planned_schedule(rules)
+        if schedule is None:
+            return ()
+        zone = self.buckets[0].start.tzinfo
+        since = max(self.start, self.resumes_at or self.start)
+        notes: list[str] = []
+        for slot in schedule.slots(since, self.end, NOTES_WALK):
+            note = words.slot_note(slot, schedule.rules.days, schedule.rules.zone, zone)
+            if note:
+                notes.append(note)
+                if len(notes) == NOTES_SHOWN:
+                    break
+        return tuple(notes)
 
     @cached_property
     def counted_edges(self) -> list[int]:
@@ -168,7 +208,7 @@ def timeline(
     ranked: list[tuple] = []
     disabled = 0
     for job in jobs:
-        key, name, kind, interval, unit, expression, zone, active, first, _ = job
+        key, name, kind, interval, unit, expression, zone, active, first = job[:9]
         if not active:
             disabled += 1
             ranked.append((1, 0, name, key, job))
@@ -298,6 +338,14 @@ def level(count: int, peak: int) -> int:
     return 1 + round((LEVELS - 1) * math.log(count) / math.log(peak))
 
 
+def _starts(job: Job) -> datetime | None:
+    """When the job's next run starts once jittered; None without a jitter."""
+    if not job.jitter_seconds or job.next_run_at is None or not job.is_active:
+        return None
+    delay = planning.jitter_delay(job.pk.hex, job.next_run_at, job.jitter_seconds)
+    return job.next_run_at + delay
+
+
 def _job(row: TimelineJob) -> Job:
     return Job(
         id=uuid.UUID(hex=row.key),
@@ -310,4 +358,9 @@ def _job(row: TimelineJob) -> Job:
         is_active=row.is_active,
         next_run_at=None if row.next_run_us is None else density.moment(row.next_run_us),
         scheduled_at=None if row.scheduled_at_us is None else density.moment(row.scheduled_at_us),
+        calendar_id=row.calendar_id,
+        calendar_policy=row.calendar_policy,
+        jitter_seconds=row.jitter_seconds,
+        queue=row.queue,
+        anchor_at=None if row.anchor_us is None else density.moment(row.anchor_us),
     )

@@ -56,6 +56,13 @@ class JobSchedule:
         if self.schedule_type == ScheduleType.ONCE:
             self.anchor_at = None
             self.next_run_at = self.scheduled_at if self.is_active else None
+            if self.next_run_at is not None:
+                planned = self.planned_schedule()
+                if planned is not None:
+                    # Its one slot, earlier too (previous_business_day), however long
+                    # ago: a one-off job due in the past runs, as without a calendar.
+                    found = planned.slot(self.next_run_at)
+                    self.next_run_at = found.at if found is not None else None
             return
         if self.schedule_type == ScheduleType.CRON:
             # No grid: the next occurrence after now, in the job's zone.
@@ -81,11 +88,14 @@ class JobSchedule:
         self, rules: PlanningRules | None = None
     ) -> planning.PlannedSchedule | None:
         """The schedule with the job's calendar and the blackout windows applied (what
-        the claim walks), or None when neither applies to it (or it is a one-off job)."""
+        the claim walks), or None when neither applies to it. A one-off job's one time
+        is planned too."""
         if self.schedule_type == ScheduleType.CRON:
             base: planning.Base | None = self.cron_schedule()
         elif self.schedule_type == ScheduleType.INTERVAL and self.step and self.anchor_at:
             base = planning.IntervalGrid(self.anchor_at, self.step)
+        elif self.schedule_type == ScheduleType.ONCE and self.scheduled_at is not None:
+            base = planning.OneTime(self.scheduled_at)
         else:
             base = None
         if base is None:

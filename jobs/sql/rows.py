@@ -231,6 +231,12 @@ class TimelineJob(NamedTuple):
     is_active: bool
     next_run_us: int | None
     scheduled_at_us: int | None
+    # What its calendar, the blackout windows and its jitter do to it (the rows shown).
+    calendar_id: int | None = None
+    calendar_policy: str = "skip"
+    jitter_seconds: int = 0
+    queue: str = "default"
+    anchor_us: int | None = None
 
 
 class ChainLink(NamedTuple):

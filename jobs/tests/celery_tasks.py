@@ -89,3 +89,9 @@ def retry_until(self, release: str) -> str:
     if not Path(release).exists():
         raise self.retry(countdown=0.3, exc=RuntimeError("not released yet"))
     return "released"
+
+
+@app.task(name="jobs_tests.scheduled_for")
+def report_scheduled_for(scheduled_for: str | None = None) -> str | None:
+    """Return the scheduled_for the scheduler sent (None when it sent none)."""
+    return scheduled_for

@@ -89,3 +89,14 @@ def append_pid(path: str, tag: str) -> str:
 @task(queue_name="reports", priority=10)
 def report_task() -> str:
     return "report"
+
+
+@task()
+def when_meant(label: str = "", scheduled_for: Any = None) -> dict:
+    """Gives back the scheduled_for it got: its type, whether aware, and its text."""
+    return {
+        "label": label,
+        "type": type(scheduled_for).__name__,
+        "aware": getattr(scheduled_for, "tzinfo", None) is not None,
+        "text": scheduled_for if isinstance(scheduled_for, str) else str(scheduled_for),
+    }

@@ -523,11 +523,14 @@ DELETE FROM {notification_table} WHERE run_id IN ({keys})
 -- name: timeline_jobs
 -- Every job, with what the Upcoming page counts its occurrences from: the id as 32 hex
 -- digits (MariaDB's UUID text has dashes) and the times as whole microseconds since
--- the epoch (TIMESTAMPDIFF is exact integer arithmetic). No parameters.
+-- the epoch (TIMESTAMPDIFF is exact integer arithmetic). Then what the calendar, the
+-- windows and the jitter of the rows shown need. No parameters.
 SELECT REPLACE(CAST(id AS CHAR), '-', ''), name, schedule_type, `interval`, interval_unit,
        cron_expression, timezone, is_active,
        TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', next_run_at),
-       TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', scheduled_at)
+       TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', scheduled_at),
+       calendar_id, calendar_policy, jitter_seconds, queue,
+       TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', anchor_at)
   FROM {job_table}
 
 -- name: record_processes

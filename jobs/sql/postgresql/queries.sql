@@ -506,11 +506,14 @@ DELETE FROM {notification_table} WHERE run_id IN ({keys})
 -- a few columns of the whole table. Differs from SQLite: the id as 32 hex digits and the
 -- times as whole microseconds since the epoch (EXTRACT gives an exact numeric), so that
 -- 10,000 rows make no UUID and no datetime in Python (psycopg's datetimes took 75 ms for
--- them, the integers 21 ms). No parameters.
+-- them, the integers 21 ms). Then what the calendar, the windows and the jitter of the
+-- rows shown need. No parameters.
 SELECT replace(CAST(id AS text), '-', ''), name, schedule_type, interval, interval_unit,
        cron_expression, timezone, is_active,
        CAST(EXTRACT(EPOCH FROM next_run_at) * 1000000 AS bigint),
-       CAST(EXTRACT(EPOCH FROM scheduled_at) * 1000000 AS bigint)
+       CAST(EXTRACT(EPOCH FROM scheduled_at) * 1000000 AS bigint),
+       calendar_id, calendar_policy, jitter_seconds, queue,
+       CAST(EXTRACT(EPOCH FROM anchor_at) * 1000000 AS bigint)
   FROM {job_table}
 
 -- name: record_processes

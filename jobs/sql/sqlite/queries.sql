@@ -491,9 +491,11 @@ DELETE FROM {notification_table} WHERE run_id IN ({keys})
 -- Every job, with what the Upcoming page counts its occurrences from (jobs/upcoming.py):
 -- a few columns of the whole table. The times as text, which the store reads into whole
 -- microseconds (read_micros) with datetime.fromisoformat: 5-8 ms less for 10,000 rows
--- than computing them here with julianday(). No parameters.
+-- than computing them here with julianday(). Then what the calendar, the windows and
+-- the jitter of the rows shown need. No parameters.
 SELECT id, name, schedule_type, interval, interval_unit, cron_expression, timezone,
-       is_active, CAST(next_run_at AS TEXT), CAST(scheduled_at AS TEXT)
+       is_active, CAST(next_run_at AS TEXT), CAST(scheduled_at AS TEXT),
+       calendar_id, calendar_policy, jitter_seconds, queue, CAST(anchor_at AS TEXT)
   FROM {job_table}
 
 -- name: record_processes

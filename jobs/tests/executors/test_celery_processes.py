@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +121,15 @@ def test_a_run_sends_its_task_once_and_records_the_return_value(celery_site):
     assert celery_tasks.app.AsyncResult(str(run.pk)).get(timeout=10) == 7
     job.refresh_from_db()
     assert job.last_run_status == RunStatus.SUCCESS
+
+
+def test_a_task_that_declares_scheduled_for_gets_the_runs_occurrence_in_utc(celery_site):
+    job = celery_job("when", "jobs_tests.scheduled_for")
+    run = run_to_the_end(job)
+    assert run.status == RunStatus.SUCCESS, run.log
+    sent = celery_tasks.app.AsyncResult(str(run.pk)).get(timeout=10)
+    assert sent == run.scheduled_for.astimezone(UTC).isoformat()
+    assert sent.endswith("+00:00")
 
 
 def test_a_failing_task_fails_the_run_with_the_workers_traceback_and_our_retries_follow(

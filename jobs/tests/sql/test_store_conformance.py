@@ -1339,6 +1339,12 @@ def test_timeline_jobs_reads_every_job_in_the_timeline_field_order(s):
     assert jobs[key(cron)].next_run_us == micros(fresh(cron).next_run_at)
     assert jobs[key(once)].scheduled_at_us == micros(at(3600))
     assert jobs[key(once)].is_active is False
+    # Then the calendar, its policy, the jitter, the queue and the interval's anchor.
+    raw = {row[0]: row for row in rows}
+    assert raw[key(interval)][10:14] == (None, "skip", 0, "default")
+    assert read(raw[key(interval)][14]) == micros(fresh(interval).anchor_at)
+    assert raw[key(once)][10:14] == (None, "skip", 0, "default")
+    assert read(raw[key(once)][14]) is None
 
 
 # --- a run's processes ------------------------------------------------------------------
