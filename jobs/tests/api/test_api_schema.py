@@ -45,7 +45,9 @@ def keep_the_test_transaction() -> Iterator[None]:
 
 # Operations whose input the model judges by rules a JSON schema cannot state (the
 # schedule fields one schedule type needs, a cron expression that parses, an address
-# that is an e-mail address, no control characters in a name, a task's own arguments):
+# that is an e-mail address, no control characters in a name, a task's own arguments, a
+# country the holidays library knows, a window with a cron expression or a start and an
+# end, a backfill range in the past and under its limit):
 # a schema-valid request may rightly get a 400 there, with messages per field. Every
 # other check still runs on them, and this one on every other operation.
 JUDGED_BY_THE_MODEL = {
@@ -55,6 +57,13 @@ JUDGED_BY_THE_MODEL = {
     "POST /api/v1/jobs/{id}/run/",
     "GET /api/v1/schedule-preview/",
     "POST /api/v1/scheduler/pause/",
+    "POST /api/v1/jobs/{id}/backfill/",
+    "POST /api/v1/calendars/",
+    "PUT /api/v1/calendars/{id}/",
+    "PATCH /api/v1/calendars/{id}/",
+    "POST /api/v1/blackouts/",
+    "PUT /api/v1/blackouts/{id}/",
+    "PATCH /api/v1/blackouts/{id}/",
 }
 
 
