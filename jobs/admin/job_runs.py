@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.db import connections
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 from django.utils.safestring import SafeString
@@ -32,6 +33,10 @@ class LatestRunsFormSet(BaseInlineFormSet):
         super().__init__(*args, **kwargs)
         # self.queryset is already this job's runs.
         latest_ids = self.queryset.order_by(*self.newest_first).values("pk")[:LATEST_RUNS_SHOWN]
+        if not connections[self.queryset.db].features.allow_sliced_subqueries_with_in:
+            # Differs because MySQL/MariaDB refuse a LIMIT inside IN (...) (error 1235): the
+            # ids are read first, one more statement of at most LATEST_RUNS_SHOWN rows.
+            latest_ids = [row["pk"] for row in latest_ids]
         # Each row is titled by its run's str(), which names the job: joined here, not
         # a query per row.
         self.queryset = (

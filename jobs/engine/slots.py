@@ -42,9 +42,14 @@ def start(
             limited.setdefault(ticket.queue, []).append(ticket.run_key)
         else:
             free.append(ticket.run_key)
-    won = ops.start_runs(free, worker, db_now) if free else set()
+    # The queues are locked before any run is: on MySQL a queue's lock is a named lock,
+    # which InnoDB's deadlock detection does not see, so a start waiting for it while
+    # holding run locks that the queue's holder waits for would wait out
+    # innodb_lock_wait_timeout (50 s) instead of failing at once.
     for queue in sorted(limited):
         ops.lock_queue(queue)
+    won = ops.start_runs(free, worker, db_now) if free else set()
+    for queue in sorted(limited):
         won |= ops.start_limited_runs(limited[queue], worker, db_now, queue, limits[queue])
     return won
 

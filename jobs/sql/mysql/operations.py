@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from jobs.sql.base import Operations
 from jobs.sql.loader import Query
 from jobs.sql.operations.core import chunks
-from jobs.sql.rows import CancelledRun, LiveLog, PruneEdge
+from jobs.sql.rows import CancelledRun, LiveLog, LostRun, PruneEdge
 
 
 class MysqlOperations(Operations):
@@ -57,6 +57,17 @@ class MysqlOperations(Operations):
 
     def stamp_dispatched(self, keys: Sequence[str], now: object, cutoff: object) -> set[str]:
         return self._lock_then_write("stamp_dispatched", [cutoff], [now], keys)
+
+    def lost_runs(self, cutoff: object, limit: int) -> list[LostRun]:
+        """The stale runs' keys read through the heartbeat index without a lock, then
+        the runs (and their jobs) locked by primary key in key order, stale still; oldest
+        heartbeat first, as the others return them."""
+        find, lock = self._steps("lost_runs")
+        keys = [row[0] for row in self._step(find, [cutoff, limit])]
+        if not keys:
+            return []
+        lost = self._lost_runs_of(self._step(lock, [cutoff, *keys], len(keys)))
+        return sorted(lost, key=lambda run: run.heartbeat_at)
 
     def fail_lost_runs(
         self, keys: Sequence[str], now: object, note: str, cutoff: object

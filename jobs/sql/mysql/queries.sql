@@ -242,19 +242,26 @@ UPDATE {job_table} AS t JOIN ({rows}) AS v ON t.id = v.id
    SET t.consecutive_failures = v.consecutive_failures
 
 -- name: lost_runs
--- Running runs whose worker stopped heartbeating. Index jobs_run_running_heartbeat
--- (status, heartbeat_at). Differs from PostgreSQL: MariaDB has no `FOR UPDATE OF`, so
--- the runs' jobs are locked too until the runs are failed (a claim skips such a job
--- for that moment, SKIP LOCKED, and takes it on its next pass).
--- params: cutoff, limit
+-- Running runs whose worker stopped heartbeating: their keys found through index
+-- jobs_run_running_heartbeat (status, heartbeat_at) without a lock, then the runs
+-- locked by primary key in key order, still stale. Differs because a locking read
+-- through that index deadlocked with finish_runs (which locks the run's primary key,
+-- then that index's entry; InnoDB's deadlock report of a whole-suite run). Differs from
+-- PostgreSQL: MariaDB has no `FOR UPDATE OF`, so the runs' jobs are locked too until
+-- the runs are failed (a claim skips such a job for that moment, SKIP LOCKED, and
+-- takes it on its next pass).
+-- params: cutoff, limit, cutoff, keys
+SELECT id FROM {run_table}
+ WHERE status = {running} AND heartbeat_at < %s
+ ORDER BY heartbeat_at LIMIT %s;
 SELECT r.id, r.job_id, j.name, j.command, r.scheduled_for, r.attempt,
        j.max_retries, j.retry_backoff_seconds, j.timeout_seconds, j.sim_failure_rate,
        j.sim_min_seconds, j.sim_max_seconds, j.executor,
        COALESCE(r.arguments, j.arguments), r.queue, r.priority,
        r.worker, r.heartbeat_at, r.started_at, r.process_host, r.process_group
-  FROM {run_table} r JOIN {job_table} j ON j.id = r.job_id
- WHERE r.status = {running} AND r.heartbeat_at < %s
- ORDER BY r.heartbeat_at LIMIT %s
+  FROM {run_table} r FORCE INDEX (PRIMARY) JOIN {job_table} j ON j.id = r.job_id
+ WHERE r.status = {running} AND r.heartbeat_at < %s AND r.id IN ({keys})
+ ORDER BY r.id
    FOR UPDATE
 
 -- name: fail_lost_runs

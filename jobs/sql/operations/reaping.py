@@ -13,6 +13,9 @@ class ReapOperations(OperationsCore):
 
     def lost_runs(self, cutoff: object, limit: int) -> list[LostRun]:
         """Running runs whose heartbeat is older than `cutoff`, locked."""
+        return self._lost_runs_of(self._execute("lost_runs", [cutoff, limit]).fetchall())
+
+    def _lost_runs_of(self, rows: Sequence) -> list[LostRun]:
         ticket, read_dt = self.store.ticket, self.store.read_datetime
         return [
             LostRun(
@@ -23,7 +26,7 @@ class ReapOperations(OperationsCore):
                 row[TICKET_COLUMNS + 3] or "",
                 row[TICKET_COLUMNS + 4],
             )
-            for row in self._execute("lost_runs", [cutoff, limit]).fetchall()
+            for row in rows
         ]
 
     def fail_lost_runs(
