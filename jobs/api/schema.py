@@ -40,6 +40,7 @@ SCHEMA_SETTINGS: dict[str, Any] = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "jobs.api.schema.document_error_responses",
+        "jobs.api.schema.state_integer_key_limits",
     ],
 }
 
@@ -98,3 +99,31 @@ def _refuse_nul(param: dict[str, Any]) -> None:
         and not schema.get("format")
     ):
         schema["pattern"] = NO_NUL_PATTERN
+
+
+# A database's integer key (calendars, blackout windows, and a job's calendar): positive,
+# and no larger than the largest integer a JSON client holds exactly (an int64 would not).
+INTEGER_KEY_RANGE = {"minimum": 1, "maximum": 2**53 - 1}
+_INTEGER_KEYS = {"id", "calendar"}
+
+
+def state_integer_key_limits(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """Give the integer keys (path parameters and properties named id or calendar) the
+    range they hold, which drf-spectacular leaves out of a model's automatic key."""
+
+    def bound(node: dict[str, Any]) -> None:
+        if node.get("type") == "integer" and "minimum" not in node and "maximum" not in node:
+            node.update(INTEGER_KEY_RANGE)
+
+    for methods in result.get("paths", {}).values():
+        for method, operation in methods.items():
+            if method not in _METHODS:
+                continue
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "path" and parameter.get("name") in _INTEGER_KEYS:
+                    bound(parameter.get("schema", {}))
+    for component in result.get("components", {}).get("schemas", {}).values():
+        for name, node in component.get("properties", {}).items():
+            if name in _INTEGER_KEYS:
+                bound(node)
+    return result

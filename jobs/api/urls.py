@@ -23,7 +23,7 @@ from jobs.api.views import (
 )
 
 # What GET v1/ lists: the router's collections (registered below).
-ROOT_COLLECTIONS = ("jobs", "runs")
+ROOT_COLLECTIONS = ("jobs", "runs", "calendars", "blackouts")
 
 
 class RootView(ApiPolicy, APIRootView):

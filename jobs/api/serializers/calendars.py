@@ -7,8 +7,14 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
+from jobs.api.limits import Limits, state_limits
 from jobs.models import Blackout, Calendar
 from jobs.models.calendars import BLACKOUT_FIELDS, CALENDAR_FIELDS
+
+# The longest a window may last, stated for the schema: no cron recurrence is longer
+# than 8 years (29 February in a century without a leap year between), and the model
+# refuses a window longer than its recurrence.
+BLACKOUT_LIMITS = {"duration_minutes": Limits(None, 8 * 366 * 24 * 60)}
 
 
 class ModelJudged(serializers.ModelSerializer):
@@ -40,6 +46,11 @@ class BlackoutSerializer(ModelJudged):
         model = Blackout
         fields = ["id", *BLACKOUT_FIELDS, "created_at", "updated_at"]
         read_only_fields = ["id", "created_at", "updated_at"]
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        state_limits(fields, BLACKOUT_LIMITS)  # for the schema (jobs.api.limits)
+        return fields
 
 
 class BackfillSerializer(serializers.Serializer):

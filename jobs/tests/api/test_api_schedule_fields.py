@@ -160,10 +160,11 @@ def _schema() -> dict:
 def test_the_api_root_is_in_the_schema_and_answers_as_it_says(staff):
     operation = _schema()["paths"]["/api/v1/"]["get"]
     documented = operation["responses"]["200"]["content"]["application/json"]["schema"]
-    assert set(documented["required"]) == {"jobs", "runs"}
+    resources = {"jobs", "runs", "calendars", "blackouts"}
+    assert set(documented["required"]) == resources
     answer = staff.get("/api/v1/")
     assert answer.status_code == 200
-    assert set(answer.json()) == {"jobs", "runs"}
+    assert set(answer.json()) == resources
     assert answer.json()["jobs"].endswith(JOBS)
 
 
