@@ -49,6 +49,9 @@ def child_env(**extra: object) -> dict[str, str]:
 class ManagedProcess:
     """A manage.py command in its own process, its output captured to a file."""
 
+    # A line the process logs once it handles SIGTERM itself (see stop); "" for none.
+    ready_line = ""
+
     def __init__(self, *args: str, **env: object) -> None:
         self.output = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the process
             prefix="proc-", suffix=".log", delete=False
@@ -82,8 +85,22 @@ class ManagedProcess:
 
     def stop(self, timeout: float = 30) -> int:
         if self.popen.poll() is None:
+            self._wait_ready(READY_WAIT_SECONDS)
+        if self.popen.poll() is None:
             self.popen.send_signal(signal.SIGTERM)
         return self.popen.wait(timeout=timeout)
+
+    def _wait_ready(self, timeout: float) -> None:
+        """Until the process says it handles SIGTERM (or ends): on a loaded machine a
+        scheduler can still be importing Django when a test is done with it, and a
+        SIGTERM then meets Python's default handler (exit -15), not the scheduler's."""
+        if not self.ready_line:
+            return
+        deadline = time.monotonic() + timeout
+        while self.popen.poll() is None and self.ready_line not in self.log():
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
 
     def cleanup(self) -> None:
         if self.popen.poll() is None:
@@ -92,8 +109,16 @@ class ManagedProcess:
         os.unlink(self.output.name)
 
 
+# How long stop() waits for a process to say it is ready before it signals it anyway.
+READY_WAIT_SECONDS = 60
+
+
 def scheduler(*args: str, **env: object) -> ManagedProcess:
-    return ManagedProcess("runscheduler", *args, **env)
+    process = ManagedProcess("runscheduler", *args, **env)
+    if "--once" not in args and str(env.get("LOG_LEVEL", "INFO")) in ("INFO", "DEBUG"):
+        # Logged (at INFO) by the scheduler once its own SIGTERM handler is in place.
+        process.ready_line = " started: "
+    return process
 
 
 def wait_until(condition: Callable[[], object], timeout: float, interval: float = 0.05) -> object:
