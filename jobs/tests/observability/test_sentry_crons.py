@@ -34,7 +34,13 @@ def envelope_items(body: bytes) -> list[tuple[dict, dict]]:
 def sentry(settings):
     """sentry-sdk sending to a receiver on loopback; the items it received, by type."""
     with Receiver() as receiver:
-        sentry_sdk.init(dsn=f"http://public@127.0.0.1:{receiver.port}/1")
+        # No default integrations, here and when done: once installed, sentry-sdk's stdlib
+        # integration patches subprocess.Popen for the rest of the process (even under an
+        # init(dsn=None) client) and adds SUBPROCESS_SENTRY_TRACE and SUBPROCESS_BAGGAGE
+        # to every child, the shell runs of other tests in this worker included.
+        sentry_sdk.init(
+            dsn=f"http://public@127.0.0.1:{receiver.port}/1", default_integrations=False
+        )
         settings.JOBS_SENTRY_CRONS = True
 
         def received(count: int) -> list[tuple[dict, dict]]:
@@ -46,7 +52,7 @@ def sentry(settings):
             return items
 
         yield received
-        sentry_sdk.init(dsn=None)
+        sentry_sdk.init(dsn=None, default_integrations=False)
         observed.forget()
 
 
