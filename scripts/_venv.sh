@@ -21,8 +21,8 @@ ensure_venv() {
   local stamp="$VENV/.installed-$(basename "$requirements")"
   if [ ! -f "$stamp" ] || [ "$requirements" -nt "$stamp" ] || [ requirements.txt -nt "$stamp" ]; then
     step "installing $requirements into $VENV (about 30 s the first time, more on a slow network)"
-    python -m pip install --quiet --upgrade pip
-    python -m pip install --quiet -r "$requirements"
+    python -m pip install --quiet --upgrade pip || return 1
+    python -m pip install --quiet -r "$requirements" || return 1
     touch "$stamp"
   fi
 }
