@@ -20,7 +20,6 @@ import random
 import secrets
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from datetime import timedelta
@@ -29,16 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-SERVER_URL = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432/postgres")
+from benchmarks.throwaway import throwaway_database  # noqa: E402
+
 QUEUES = ("default", "reports", "mail", "bulk")
 BATCH = 20_000
-
-
-def admin(sql: str) -> None:
-    import psycopg
-
-    with psycopg.connect(SERVER_URL.replace("postgres://", "postgresql://"), autocommit=True) as c:
-        c.execute(sql)
 
 
 def build(history: int, pending: int, index: bool) -> None:
@@ -150,26 +143,10 @@ def main() -> None:
 
     os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "scheduler_site.settings")
-    with tempfile.TemporaryDirectory() as folder:
-        name = f"bench_queues_{random.randrange(10**8)}"
-        if options.vendor == "sqlite":
-            os.environ["DATABASE_URL"] = f"sqlite:///{folder}/bench.sqlite3"
-        else:
-            admin(f'CREATE DATABASE "{name}"')
-            os.environ["DATABASE_URL"] = SERVER_URL.rsplit("/", 1)[0] + "/" + name
-        try:
-            import django
-
-            django.setup()
-            build(options.history, options.pending, options.index)
-            print(f"{options.history:,} finished runs, {options.pending:,} pending, 200 running")
-            measure()
-        finally:
-            if options.vendor == "postgresql":
-                from django.db import connections
-
-                connections.close_all()
-                admin(f'DROP DATABASE IF EXISTS "{name}"')
+    with throwaway_database(options.vendor, "bench_queues"):
+        build(options.history, options.pending, options.index)
+        print(f"{options.history:,} finished runs, {options.pending:,} pending, 200 running")
+        measure()
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import secrets
 import signal
 import statistics
@@ -32,7 +31,8 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-SERVER_URL = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432/postgres")
+from benchmarks.throwaway import throwaway_database  # noqa: E402
+
 SETTINGS = "scheduler_site.bench_tasks_settings"
 OURS, THEIRS = "default", "db"
 WORKERS = {
@@ -46,13 +46,6 @@ class Latency(NamedTuple):
     p50_ms: float
     p99_ms: float
     count: int
-
-
-def admin(sql: str) -> None:
-    import psycopg
-
-    with psycopg.connect(SERVER_URL.replace("postgres://", "postgresql://"), autocommit=True) as c:
-        c.execute(sql)
 
 
 def task_for(backend: str):  # type: ignore[no-untyped-def]
@@ -179,24 +172,8 @@ def main() -> None:
     os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
     os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS
     os.environ["ENV_FILE"] = ""
-    with tempfile.TemporaryDirectory() as folder:
-        name = f"bench_tasks_{random.randrange(10**8)}"
-        if options.vendor == "sqlite":
-            os.environ["DATABASE_URL"] = f"sqlite:///{folder}/bench.sqlite3"
-        else:
-            admin(f'CREATE DATABASE "{name}"')
-            os.environ["DATABASE_URL"] = SERVER_URL.rsplit("/", 1)[0] + "/" + name
-        try:
-            import django
-
-            django.setup()
-            measure(options)
-        finally:
-            if options.vendor == "postgresql":
-                from django.db import connections
-
-                connections.close_all()
-                admin(f'DROP DATABASE IF EXISTS "{name}"')
+    with throwaway_database(options.vendor, "bench_tasks"):
+        measure(options)
 
 
 if __name__ == "__main__":
