@@ -13,7 +13,10 @@ import re
 import tokenize
 from pathlib import Path
 
+import pytest
 from django.apps import apps
+
+pytestmark = pytest.mark.once  # the same on every database and Django (pytest.ini)
 
 JOBS = Path(__file__).resolve().parents[2]
 # Every index and constraint of the models is named with one of these prefixes (the

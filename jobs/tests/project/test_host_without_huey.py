@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.processes
+pytestmark = [pytest.mark.processes, pytest.mark.once]
 
 ROOT = Path(__file__).resolve().parents[3]
 UNWANTED = ("huey", "redis", "psycopg", "psycopg2", "psycopg_binary", "celery", "kombu", "billiard")

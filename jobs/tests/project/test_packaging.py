@@ -18,6 +18,8 @@ from django.core import checks
 
 from jobs import conf
 
+pytestmark = pytest.mark.once  # the same on every database and Django (pytest.ini)
+
 ROOT = Path(__file__).resolve().parents[3]
 APP = ROOT / "jobs"
 # Django's own settings (SETTINGS_MODULE: the module's name, which Django sets).

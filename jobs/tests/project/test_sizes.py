@@ -15,6 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+import pytest
+
+pytestmark = pytest.mark.once  # the same on every database and Django (pytest.ini)
+
 PACKAGE = Path(__file__).resolve().parents[2]
 ROOT = PACKAGE.parent
 

@@ -299,6 +299,7 @@ def borrowed_venv(tmp_path: Path) -> Path:
 
 @pytest.mark.processes
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.once
 @pytest.mark.skipif(
     not database_url_is_sqlite(), reason="the script does the same on PostgreSQL: run once"
 )

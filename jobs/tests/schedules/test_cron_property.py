@@ -17,12 +17,15 @@ from functools import cache
 from itertools import pairwise
 from zoneinfo import ZoneInfo
 
+import pytest
 from cronsim import CronSim, CronSimError
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from jobs.schedules.arithmetic import CHANGE_SPACING, CronSchedule, time_zone_names
 from jobs.tests.cron_oracle import MINUTE, Expression, is_named_or_substitute, oracle
+
+pytestmark = pytest.mark.once  # the same on every database and Django (pytest.ini)
 
 EXAMPLES = int(os.environ.get("JOBS_PROPERTY_EXAMPLES", "60"))
 ZONES = time_zone_names()
