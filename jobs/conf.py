@@ -34,6 +34,8 @@ DEFAULTS: dict[str, Any] = {
     "JOBS_HISTORY_MAX_AGE_DAYS": 30.0,
     "JOBS_PRUNE_INTERVAL_SECONDS": 60.0,
     "JOBS_AUDIT_KEEP_DAYS": 365.0,
+    # API tokens: the default and the longest lifetime, in days.
+    "JOBS_TOKEN_MAX_DAYS": 90,
     # Queues: how long a queue's oldest ready run may wait before it counts as stalled.
     "JOBS_QUEUE_STALL_SECONDS": 600.0,
     # The simulated executor.
