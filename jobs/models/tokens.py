@@ -27,7 +27,7 @@ from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
-from django.utils.translation import gettext as _g
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from jobs.conf import setting
@@ -138,16 +138,18 @@ def token_errors(user: Any, name: str, days: Any, team: Any) -> dict[str, str]:
     errors: dict[str, str] = {}
     name = (name or "").strip()
     if not name:
-        errors["name"] = _g("Give the token a name.")
+        errors["name"] = gettext("Give the token a name.")
     elif len(name) > TOKEN_NAME_MAX_LENGTH:
-        errors["name"] = _g("A name is at most %(n)d characters.") % {"n": TOKEN_NAME_MAX_LENGTH}
+        errors["name"] = gettext("A name is at most %(n)d characters.") % {
+            "n": TOKEN_NAME_MAX_LENGTH
+        }
     elif ApiToken.objects.filter(user=user, name=name).exists():
-        errors["name"] = _g("You already have a token named %(name)s.") % {"name": name}
+        errors["name"] = gettext("You already have a token named %(name)s.") % {"name": name}
     longest = max_days()
     if not isinstance(days, int) or isinstance(days, bool) or not 1 <= days <= longest:
-        errors["days"] = _g("A token lasts from 1 to %(n)d days.") % {"n": longest}
+        errors["days"] = gettext("A token lasts from 1 to %(n)d days.") % {"n": longest}
     if team is not None and not user.is_superuser and not user.groups.filter(pk=team.pk).exists():
-        errors["team"] = _g("You may scope a token only to a team you belong to.")
+        errors["team"] = gettext("You may scope a token only to a team you belong to.")
     return errors
 
 
