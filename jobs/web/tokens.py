@@ -99,9 +99,9 @@ def api_token(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @needs(VIEW_JOB)
-def api_token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
+def api_token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
     # Another user's token is as unknown as a missing one.
-    token = ApiToken.objects.filter(user=request.user, pk=pk).select_related("user").first()
+    token = ApiToken.objects.filter(user=request.user, pk=token_id).select_related("user").first()
     if token is None:
         raise Http404
     revoke_token(token)

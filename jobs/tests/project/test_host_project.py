@@ -98,6 +98,7 @@ def _url(pattern: URLPattern, job: Job, run: JobHistory, change: JobChange) -> s
         # The objects fixture's (one each).
         "calendar_id": Calendar.objects.get().pk,
         "blackout_id": Blackout.objects.get().pk,
+        "token_id": 1,  # a POST-only action: no token needs to exist for the GET
     }
     wanted = pattern.pattern.converters
     return reverse(f"jobs:{pattern.name}", kwargs={name: values[name] for name in wanted})
