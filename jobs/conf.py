@@ -203,6 +203,11 @@ def audit_max_age() -> timedelta | None:
     return timedelta(days=days) if days > 0 else None
 
 
+def token_max_days() -> int:
+    """The default and the longest lifetime of an API token, in days."""
+    return int(setting("JOBS_TOKEN_MAX_DAYS"))
+
+
 def prune_interval() -> float:
     """Seconds between the scheduler's pruning rounds; 0: the scheduler does not prune."""
     return float(setting("JOBS_PRUNE_INTERVAL_SECONDS"))

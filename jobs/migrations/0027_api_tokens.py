@@ -135,7 +135,7 @@ class Migration(migrations.Migration):
         migrations.AddConstraint(
             model_name="apitoken",
             constraint=models.UniqueConstraint(
-                fields=("user", "name"), name="jobs_api_token_user_name"
+                fields=("user", "name"), name="jobs_token_user_name"
             ),
         ),
         migrations.RunPython(move_authtoken_keys, migrations.RunPython.noop),

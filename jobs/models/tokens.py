@@ -30,7 +30,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from jobs.conf import setting
+from jobs.conf import token_max_days
 from jobs.models.scheduler import SchedulerAction, SchedulerEvent
 
 TOKEN_NAME_MAX_LENGTH = 100
@@ -60,7 +60,7 @@ def prefix_of(text: str) -> str | None:
 
 
 def max_days() -> int:
-    return int(setting("JOBS_TOKEN_MAX_DAYS"))
+    return token_max_days()
 
 
 class ApiToken(models.Model):
@@ -94,7 +94,7 @@ class ApiToken(models.Model):
         verbose_name_plural = _("API tokens")
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["user", "name"], name="jobs_api_token_user_name"),
+            models.UniqueConstraint(fields=["user", "name"], name="jobs_token_user_name"),
         ]
 
     def __str__(self) -> str:
