@@ -34,6 +34,8 @@ DEFAULTS: dict[str, Any] = {
     "JOBS_HISTORY_MAX_AGE_DAYS": 30.0,
     "JOBS_PRUNE_INTERVAL_SECONDS": 60.0,
     "JOBS_AUDIT_KEEP_DAYS": 365.0,
+    # API tokens: the default and the longest lifetime, in days.
+    "JOBS_TOKEN_MAX_DAYS": 90,
     # Queues: how long a queue's oldest ready run may wait before it counts as stalled.
     "JOBS_QUEUE_STALL_SECONDS": 600.0,
     # The simulated executor.
@@ -199,6 +201,11 @@ def audit_max_age() -> timedelta | None:
     """Records of the audit trail older than this are deleted; None: kept forever."""
     days = float(setting("JOBS_AUDIT_KEEP_DAYS"))
     return timedelta(days=days) if days > 0 else None
+
+
+def token_max_days() -> int:
+    """The default and the longest lifetime of an API token, in days."""
+    return int(setting("JOBS_TOKEN_MAX_DAYS"))
 
 
 def prune_interval() -> float:

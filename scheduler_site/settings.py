@@ -326,6 +326,7 @@ JOBS_PRUNE_INTERVAL_SECONDS = env_float("JOBS_PRUNE_INTERVAL_SECONDS", 60.0, min
 # The audit trail of jobs (who changed what) keeps its records this many days; pruned with
 # the runs (0: kept forever).
 JOBS_AUDIT_KEEP_DAYS = env_float("JOBS_AUDIT_KEEP_DAYS", 365.0, minimum=0.0)
+JOBS_TOKEN_MAX_DAYS = env_int("JOBS_TOKEN_MAX_DAYS", 90, minimum=1, maximum=3650)  # token life
 
 # The simulated executor.
 JOBS_SIM_MIN_SECONDS = env_float("JOBS_SIM_MIN_SECONDS", 1.0, minimum=0.0, maximum=86400.0)

@@ -5,7 +5,8 @@ Job.objects), job_rules (what makes a job valid, in Python and in the database),
 (JobHistory and its queries), notices (alert attempts, scheduler heartbeats), changes (the
 audit trail: JobChange, and who is acting through which channel), chains (the rules and
 the saving of Job.on_success / Job.on_failure), scheduler (the pause switch, the
-site-wide events beside the audit trail, the scheduler-down incident row). Everything
+site-wide events beside the audit trail, the scheduler-down incident row), tokens (the
+API's named, hashed, expiring tokens). Everything
 that was importable from `jobs.models` still is, from here.
 """
 
@@ -86,6 +87,7 @@ from jobs.models.scheduler import (
     clean_pause,
     pause_errors,
 )
+from jobs.models.tokens import ApiToken, IssuedToken, find_token, issue_token, revoke_token
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -124,6 +126,7 @@ __all__ = [
     "STATE_BY_LAST_STATUS",
     "TIME_ZONE_MAX_LENGTH",
     "WEBHOOK_URL_MAX_LENGTH",
+    "ApiToken",
     "Blackout",
     "BlackoutAction",
     "BlackoutScope",
@@ -134,6 +137,7 @@ __all__ = [
     "Channel",
     "ExecutorKind",
     "IntervalUnit",
+    "IssuedToken",
     "Job",
     "JobChange",
     "JobHistory",
@@ -160,8 +164,11 @@ __all__ = [
     "capped_count",
     "clean_pause",
     "current_actor",
+    "find_token",
+    "issue_token",
     "one_of",
     "pause_errors",
+    "revoke_token",
     "search_terms",
     "validate_schedule_time",
 ]

@@ -163,6 +163,9 @@ class SchedulerAction(models.TextChoices):
     RESUME = "resume", pgettext_lazy("scheduler event", "resumed")
     DOWN = "down", pgettext_lazy("scheduler event", "noticed down")
     RECOVERED = "recovered", pgettext_lazy("scheduler event", "recovered")
+    # An API token made or revoked (jobs.models.tokens): the note names it, never its secret.
+    TOKEN_CREATE = "token_create", pgettext_lazy("scheduler event", "API token created")
+    TOKEN_REVOKE = "token_revoke", pgettext_lazy("scheduler event", "API token revoked")
 
 
 class SchedulerEvent(models.Model):

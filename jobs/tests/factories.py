@@ -153,3 +153,17 @@ def make_user(
             Permission.objects.get(content_type__app_label=app_label, codename=codename)
         )
     return user
+
+
+def make_token(user: Any, **fields: Any) -> str:
+    """The text of a new API token of `user` (jobs.models.tokens.issue_token's choices:
+    name, days, team, read_only, now); each call a new name unless one is given."""
+    from jobs.models import issue_token
+
+    fields.setdefault("name", f"token {next(_token_numbers)}")
+    name = fields.pop("name")
+    days = fields.pop("days", None)
+    return issue_token(user, name, days, **fields).text
+
+
+_token_numbers = itertools.count(1)

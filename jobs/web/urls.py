@@ -44,6 +44,7 @@ urlpatterns = [
     path("scheduler/pause/", pause.scheduler_pause, name="scheduler_pause"),
     path("scheduler/resume/", pause.scheduler_resume, name="scheduler_resume"),
     path("api-token/", tokens.api_token, name="api_token"),
+    path("api-token/<int:token_id>/revoke/", tokens.api_token_revoke, name="api_token_revoke"),
     path("healthz", views.healthz, name="healthz"),
 ]
 

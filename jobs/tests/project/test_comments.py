@@ -21,7 +21,14 @@ pytestmark = pytest.mark.once  # the same on every database and Django (pytest.i
 JOBS = Path(__file__).resolve().parents[2]
 # Every index and constraint of the models is named with one of these prefixes (the
 # test below holds them to it), so a name with one of them is index-looking.
-PREFIXES = ("jobs_job_", "jobs_run_", "jobs_notify_", "jobs_scheduler_", "jobs_change_")
+PREFIXES = (
+    "jobs_job_",
+    "jobs_run_",
+    "jobs_notify_",
+    "jobs_scheduler_",
+    "jobs_change_",
+    "jobs_token_",
+)
 NAME = re.compile(r"\bjobs_[a-z_]+\b")
 # Names with those prefixes that are not about the database: Prometheus metrics (whose
 # names end in a unit or _total, or are a gauge named for its state) and admin URL

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from jobs.access.permissions import JOB_VIEWERS
-from jobs.tests.factories import make_job, make_run, make_user
+from jobs.tests.factories import make_job, make_run, make_token, make_user
 
 SCRIPT = Path(__file__).resolve().parents[3] / "deploy" / "scale-workers"
 
@@ -87,7 +86,7 @@ def test_the_script_reads_the_api_and_starts_the_next_worker(live_server, tmp_pa
     job = make_job(queue="reports")
     make_run(job, status="pending", queue="reports", at=timezone.now() - timedelta(minutes=5))
     token = tmp_path / "token"
-    token.write_text(Token.objects.create(user=make_user("scaler", JOB_VIEWERS)).key)
+    token.write_text(make_token(make_user("scaler", JOB_VIEWERS)))
     log = tmp_path / "systemctl.log"
     systemctl = tmp_path / "systemctl"
     systemctl.write_text(FAKE_SYSTEMCTL.format(log=log))

@@ -14,12 +14,11 @@ import pytest
 from django.core import mail
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client, RequestFactory, override_settings
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from jobs.access.permissions import JOB_ADMINS, JOB_VIEWERS
 from jobs.tests.api_helpers import token_client
-from jobs.tests.factories import make_user
+from jobs.tests.factories import make_token, make_user
 from scheduler_site.env import env_rate
 
 pytestmark = pytest.mark.django_db
@@ -228,7 +227,7 @@ def test_failures_from_an_unknown_address_count_for_the_user_name_only(client, a
 
 def test_wrong_passwords_never_refuse_a_good_token(client, alice, bob):  # type: ignore[no-untyped-def]
     here, elsewhere = {"REMOTE_ADDR": "198.51.100.1"}, {"REMOTE_ADDR": "198.51.100.2"}
-    key = Token.objects.create(user=alice).key
+    key = make_token(alice)
     # Wrong passwords for "alice" from one address, then for other names, lock the pair
     # and the address.
     assert _fail(client, 5, **here).status_code == 429
@@ -245,7 +244,7 @@ def test_wrong_passwords_never_refuse_a_good_token(client, alice, bob):  # type:
 
 
 def test_bad_tokens_from_one_address_lock_it(clock, alice) -> None:
-    good = Token.objects.create(user=alice).key
+    good = make_token(alice)
     here = APIClient(REMOTE_ADDR="198.51.100.4")
     here.credentials(HTTP_AUTHORIZATION="Token not-a-token")
     for _ in range(4):
