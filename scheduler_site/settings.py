@@ -19,7 +19,7 @@ from django.core.validators import validate_email
 from jobs.api.schema import SCHEMA_SETTINGS as API_SCHEMA_SETTINGS
 from jobs.outbound.signing import BadSecret
 from jobs.outbound.signing import parse_secret as parse_webhook_secret
-from scheduler_site import dotenv, observability
+from scheduler_site import caches, dotenv, observability
 from scheduler_site.env import (
     env_bool,
     env_float,
@@ -461,8 +461,10 @@ INSTALLED_APPS += [
 
 # The API sets its own DRF classes (jobs/api/policy.py): no REST_FRAMEWORK setting is
 # needed. Its throttles: far above what a script needs; a 429 carries Retry-After. The
-# counts live in the default cache: per process (docs/permissions.md: "Logins and throttling"). The
+# counts (and password resets') live in the "shared" cache, one for every process: Redis with
+# REDIS_URL, else the database (scheduler_site/caches.py; docs/permissions.md). The
 # address counted is REMOTE_ADDR, or with TRUSTED_PROXY the last one in X-Forwarded-For.
+CACHES = caches.cache_settings(REDIS_URL)
 JOBS_API_THROTTLE_ANON = env_rate("API_THROTTLE_ANON", "60/minute")
 JOBS_API_THROTTLE_USER = env_rate("API_THROTTLE_USER", "1200/minute")
 

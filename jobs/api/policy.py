@@ -11,7 +11,8 @@ nor change its answers. DRF's output formats (DATETIME_FORMAT, COERCE_DECIMAL_TO
 - Permissions: jobs.api.permissions.JobPermissions (the dashboard's, jobs.access.permissions).
 - JSON in (bounded in depth) and out, plus DRF's browsable pages.
 - Throttles: per address without credentials (JOBS_API_THROTTLE_ANON) and per user
-  (JOBS_API_THROTTLE_USER), counted in the default cache; the address is the one
+  (JOBS_API_THROTTLE_USER), counted in the cache every process shares (jobs.conf.shared_cache);
+  the address is the one
   TRUSTED_PROXY allows trusting (jobs.web.addresses).
 - drf-spectacular's AutoSchema; no filter backends or versioning.
 """
@@ -22,6 +23,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from django.core.cache import BaseCache
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular import utils as spectacular
 from drf_spectacular.openapi import AutoSchema
@@ -56,10 +58,17 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
 
 class _AddressIdent:
     """Count a client by the address jobs.web.addresses trusts, not by whatever
-    X-Forwarded-For says (DRF's default when the project sets no NUM_PROXIES)."""
+    X-Forwarded-For says (DRF's default when the project sets no NUM_PROXIES), in the
+    cache every process shares."""
 
     def get_ident(self, request: Request) -> str:
         return client_address(request) or request.META.get("REMOTE_ADDR", "")
+
+    @property
+    def cache(self) -> BaseCache:
+        # Every web process counts in the same place: a limit per process would be that
+        # many times the limit.
+        return conf.shared_cache()
 
 
 class AnonThrottle(_AddressIdent, AnonRateThrottle):
