@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import BaseCache, caches
 
 # The tag of the app's system checks of its settings (jobs.E011 to jobs.E014): the only
 # checks `runscheduler` runs as it starts (`manage.py check` and `migrate` run every
@@ -371,6 +372,19 @@ def ui_poll_seconds() -> float:
 
 def dashboard_cache_seconds() -> float:
     return float(setting("JOBS_DASHBOARD_CACHE_SECONDS"))
+
+
+# The cache whose counts every web process shares (the API's throttles, password-reset
+# requests): the project's CACHES alias SHARED_CACHE when it has one, else "default".
+# The standalone site makes it the database cache in CACHE_TABLE, or Redis with REDIS_URL.
+SHARED_CACHE = "shared"
+# The database cache's table, created by migration 0027_cache_table.
+CACHE_TABLE = "jobs_cache"
+
+
+def shared_cache() -> BaseCache:
+    """The cache for counts that must hold across processes (docs/permissions.md)."""
+    return caches[SHARED_CACHE if SHARED_CACHE in settings.CACHES else "default"]
 
 
 def api_throttle_anon() -> str | None:

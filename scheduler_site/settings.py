@@ -19,7 +19,7 @@ from django.core.validators import validate_email
 from jobs.api.schema import SCHEMA_SETTINGS as API_SCHEMA_SETTINGS
 from jobs.outbound.signing import BadSecret
 from jobs.outbound.signing import parse_secret as parse_webhook_secret
-from scheduler_site import dotenv, observability
+from scheduler_site import caches, content_policy, dotenv, observability
 from scheduler_site.env import (
     env_bool,
     env_float,
@@ -115,6 +115,7 @@ MIDDLEWARE = [
     # are the pages' own htmx refreshes, which it leaves out (scheduler_site/quiet_polls.py).
     "scheduler_site.quiet_polls.MarkHtmxRequestsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    content_policy.MIDDLEWARE,  # Content-Security-Policy (scheduler_site/content_policy.py)
     # A NUL byte in the query, a form or a header is answered 400 before any view runs:
     # PostgreSQL refuses NUL in text, which would be a 500 wherever a value reaches SQL.
     "jobs.web.middleware.RejectNulMiddleware",
@@ -138,6 +139,7 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
+CONTENT_SECURITY_POLICY, SECURE_CSP = content_policy.policies()
 ROOT_URLCONF = "scheduler_site.urls"
 
 TEMPLATES = [
@@ -462,8 +464,10 @@ INSTALLED_APPS += [
 
 # The API sets its own DRF classes (jobs/api/policy.py): no REST_FRAMEWORK setting is
 # needed. Its throttles: far above what a script needs; a 429 carries Retry-After. The
-# counts live in the default cache: per process (docs/permissions.md: "Logins and throttling"). The
+# counts (and password resets') live in the "shared" cache, one for every process: Redis with
+# REDIS_URL, else the database (scheduler_site/caches.py; docs/permissions.md). The
 # address counted is REMOTE_ADDR, or with TRUSTED_PROXY the last one in X-Forwarded-For.
+CACHES = caches.cache_settings(REDIS_URL)
 JOBS_API_THROTTLE_ANON = env_rate("API_THROTTLE_ANON", "60/minute")
 JOBS_API_THROTTLE_USER = env_rate("API_THROTTLE_USER", "1200/minute")
 

@@ -15,6 +15,7 @@ os.environ.setdefault("LOG_LEVEL", "WARNING")
 # a database) must not change what the tests see. A test that wants a file names one.
 os.environ.setdefault("ENV_FILE", "")
 
+from scheduler_site.caches import cache_settings
 from scheduler_site.settings import *  # noqa: F403
 
 # Hashing passwords slowly protects real users, not test fixtures.
@@ -42,3 +43,8 @@ if not REDIS_URL:  # noqa: F405
         "immediate": True,
         "serializer": JSONSerializer(),
     }
+
+# The shared counts in the test database (its table made by migration 0027_cache_table),
+# even with REDIS_URL: the fixture that empties them before each test (jobs/tests/conftest.py)
+# must not flush the Redis database the Huey tests use.
+CACHES = {**CACHES, "shared": cache_settings("")["shared"]}  # noqa: F405

@@ -9,9 +9,11 @@ nor change its answers. DRF's output formats (DATETIME_FORMAT, COERCE_DECIMAL_TO
 - Authentication: a token (`Authorization: Token <key>`, first, so that an anonymous
   request is answered 401 with WWW-Authenticate) or the dashboard's session.
 - Permissions: jobs.api.permissions.JobPermissions (the dashboard's, jobs.access.permissions).
-- JSON in (bounded in depth) and out, plus DRF's browsable pages.
+- JSON in (bounded in depth) and out, plus DRF's browsable pages (jobs.api.browsable:
+  under a Content-Security-Policy without inline styles).
 - Throttles: per address without credentials (JOBS_API_THROTTLE_ANON) and per user
-  (JOBS_API_THROTTLE_USER), counted in the default cache; the address is the one
+  (JOBS_API_THROTTLE_USER), counted in the cache every process shares (jobs.conf.shared_cache);
+  the address is the one
   TRUSTED_PROXY allows trusting (jobs.web.addresses).
 - drf-spectacular's AutoSchema; no filter backends or versioning.
 """
@@ -22,6 +24,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from django.core.cache import BaseCache
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular import utils as spectacular
 from drf_spectacular.openapi import AutoSchema
@@ -29,7 +32,7 @@ from rest_framework import exceptions
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.metadata import SimpleMetadata
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.schemas.inspectors import DefaultSchema, ViewInspector
@@ -38,6 +41,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from jobs import conf
 from jobs.api.authentication import LockoutTokenAuthentication
+from jobs.api.browsable import BrowsablePages
 from jobs.api.parsers import JSONParser
 from jobs.api.permissions import JobPermissions
 from jobs.api.serializers import field_errors
@@ -56,10 +60,17 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
 
 class _AddressIdent:
     """Count a client by the address jobs.web.addresses trusts, not by whatever
-    X-Forwarded-For says (DRF's default when the project sets no NUM_PROXIES)."""
+    X-Forwarded-For says (DRF's default when the project sets no NUM_PROXIES), in the
+    cache every process shares."""
 
     def get_ident(self, request: Request) -> str:
         return client_address(request) or request.META.get("REMOTE_ADDR", "")
+
+    @property
+    def cache(self) -> BaseCache:
+        # Every web process counts in the same place: a limit per process would be that
+        # many times the limit.
+        return conf.shared_cache()
 
 
 class AnonThrottle(_AddressIdent, AnonRateThrottle):
@@ -129,7 +140,7 @@ class ApiPolicy:
     authentication_classes = AUTHENTICATION_CLASSES
     permission_classes = [JobPermissions]
     parser_classes = [JSONParser]
-    renderer_classes = [JSONRenderer, BrowsableAPIRenderer]
+    renderer_classes = [JSONRenderer, BrowsablePages]
     throttle_classes = THROTTLE_CLASSES
     content_negotiation_class = DefaultContentNegotiation
     metadata_class = SimpleMetadata

@@ -253,7 +253,8 @@ def duration(value: timedelta | None) -> str:
 # --- the Upcoming page's density strips (jobs/forecasts/upcoming.py) ------------------------
 # One cell per bucket of time, shaded by how many runs fall in it: a job every second is
 # as many cells as a daily one, never a mark per run. Built here, not in a sub-template:
-# a page is 50 rows of up to 29 cells.
+# a page is 50 rows of up to 29 cells. The grid's columns are a data attribute that
+# app.js applies: the Content-Security-Policy refuses style="" attributes.
 
 
 def _runs(count: int) -> str:
@@ -288,7 +289,7 @@ def density_strip(counts: list[int], timeline: upcoming.Timeline, peak: int) -> 
         else _("No runs")
     )
     return format_html(
-        '<div class="density-strip" role="img" aria-label="{}" style="grid-template-columns: {}"'
+        '<div class="density-strip" role="img" aria-label="{}" data-grid-columns="{}"'
         ' data-cells="{}">{}</div>',
         summary,
         timeline.columns,
@@ -304,7 +305,7 @@ def density_axis(timeline: upcoming.Timeline) -> str:
         "", "<span>{}</span>", ((bucket.label,) for bucket in timeline.buckets)
     )
     return format_html(
-        '<div class="density-axis" aria-hidden="true" style="grid-template-columns: {}">{}</div>',
+        '<div class="density-axis" aria-hidden="true" data-grid-columns="{}">{}</div>',
         timeline.columns,
         labels,
     )

@@ -10,6 +10,7 @@ import pytest
 import time_machine
 from django.core.cache import cache
 
+from jobs.conf import shared_cache
 from jobs.models import Job, JobHistory
 from jobs.pytasks import registry
 from jobs.tests import factories
@@ -84,11 +85,28 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             # Closing the files releases both locks.
 
 
+# The fixtures that open the database to a test (pytest-django's).
+_DB_ACCESS_FIXTURES = (
+    "db",
+    "transactional_db",
+    "django_db_reset_sequences",
+    "django_db_serialized_rollback",
+)
+
+
 @pytest.fixture(autouse=True)
-def _fresh_cache():
-    """Each test starts with an empty cache: no API throttle counts or password-reset
-    counts left by an earlier test (under a frozen clock they would never expire)."""
+def _fresh_cache(request):  # type: ignore[no-untyped-def]
+    """Each test starts with empty caches: no API throttle counts or password-reset
+    counts left by an earlier test (under a frozen clock they would never expire).
+
+    The shared cache is a table of the test database: emptied only for a test that may use
+    the database (a rolled-back test leaves nothing in it; a transactional one would)."""
     cache.clear()
+    if request.node.get_closest_marker("django_db") or any(
+        name in request.fixturenames for name in _DB_ACCESS_FIXTURES
+    ):
+        request.getfixturevalue("_django_db_helper")
+        shared_cache().clear()
     yield
     cache.clear()
 

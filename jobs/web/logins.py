@@ -20,7 +20,6 @@ from axes.models import AccessAttempt, AccessBase
 from django.conf import settings
 from django.contrib.auth import urls as auth_urls
 from django.contrib.auth.decorators import login_not_required
-from django.core.cache import cache
 from django.db.models import Q, Sum
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -154,6 +153,8 @@ def _over_limit(kind: str, value: str) -> bool:
     """Count one request for `value` in the current hour; True past the limit."""
     digest = hashlib.sha256(value.encode()).hexdigest()
     key = f"password-reset:{kind}:{digest}"
+    # Shared by every web process, so that the limit is one limit, however many there are.
+    cache = conf.shared_cache()
     cache.add(key, 0, timeout=RESET_WINDOW_SECONDS)
     try:
         count = cache.incr(key)

@@ -54,3 +54,71 @@ document.addEventListener("change", (event) => {
     control.form.requestSubmit();
   }
 });
+
+// The live parts (hx-trigger="jobs:poll") refresh every data-poll-ms while the tab is
+// visible, and at once when it becomes visible again; not while an element matching
+// their data-poll-unless is on the page (a ticked row of the job list, which a refresh
+// would untick). Here rather than as hx-trigger filters ("every 3s [...]"), which htmx
+// runs through eval: the Content-Security-Policy allows no eval (htmx-config allowEval).
+(function livePolls() {
+  function poll(element) {
+    const unless = element.getAttribute("data-poll-unless");
+    if (
+      window.htmx &&
+      document.visibilityState === "visible" &&
+      !(unless && document.querySelector(unless))
+    ) {
+      window.htmx.trigger(element, "jobs:poll");
+    }
+  }
+  function start(root) {
+    if (!(root instanceof Element)) {
+      return;
+    }
+    const elements = [...root.querySelectorAll("[data-poll-ms]")];
+    if (root.matches("[data-poll-ms]")) {
+      elements.push(root);
+    }
+    for (const element of elements) {
+      if (element.jobsPollTimer) {
+        continue;
+      }
+      const ms = Math.max(200, Number(element.getAttribute("data-poll-ms")) || 3000);
+      // An element swapped out of the page stops its own timer.
+      element.jobsPollTimer = window.setInterval(() => {
+        if (element.isConnected) {
+          poll(element);
+        } else {
+          window.clearInterval(element.jobsPollTimer);
+        }
+      }, ms);
+    }
+  }
+  document.addEventListener("htmx:load", (event) => start(event.target));
+  start(document.body);
+  document.addEventListener("visibilitychange", () => {
+    for (const element of document.querySelectorAll("[data-poll-ms]")) {
+      poll(element);
+    }
+  });
+})();
+
+// Grids whose columns the server computes (the Upcoming page's density strips: each
+// bucket as wide as the time it covers) name them in data-grid-columns; set here through
+// the DOM, since the Content-Security-Policy refuses style="" attributes.
+(function gridColumns() {
+  function apply(root) {
+    if (!(root instanceof Element)) {
+      return;
+    }
+    const grids = [...root.querySelectorAll("[data-grid-columns]")];
+    if (root.matches("[data-grid-columns]")) {
+      grids.push(root);
+    }
+    for (const grid of grids) {
+      grid.style.gridTemplateColumns = grid.getAttribute("data-grid-columns");
+    }
+  }
+  document.addEventListener("htmx:load", (event) => apply(event.target));
+  apply(document.body);
+})();

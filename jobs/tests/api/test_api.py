@@ -413,7 +413,9 @@ def test_the_run_list_pages_by_cursor_without_counting_the_table(staff):
             url = page["next"]
     assert len(seen) == len(set(seen)) == 7
     assert seen[:2] == [str(later[1].pk), str(later[0].pk)]
-    assert not any("COUNT(" in q["sql"].upper() for q in captured.captured_queries)
+    # (The throttles' shared cache counts its own small table when it stores a count.)
+    counts = [q["sql"] for q in captured.captured_queries if "COUNT(" in q["sql"].upper()]
+    assert all("jobs_cache" in sql for sql in counts), counts
 
 
 @pytest.mark.parametrize("listing", ["all runs", "a job's runs"])

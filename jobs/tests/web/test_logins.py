@@ -400,3 +400,28 @@ def test_password_reset_when_enabled_is_limited_per_address_and_per_email(
     clock.shift(timedelta(hours=1, seconds=1))
     assert client.post(RESET, {"email": "alice@example.com"}).status_code == 302
     assert len(mail.outbox) == 7
+
+
+# --- A lockout ends the user's sessions ------------------------------------------------
+
+
+def test_a_lockout_ends_every_session_of_that_user(alice, bob) -> None:  # type: ignore[no-untyped-def]
+    # Alice is logged in in two browsers (two real sessions, through the login page).
+    laptop, phone = Client(REMOTE_ADDR="198.51.100.1"), Client(REMOTE_ADDR="198.51.100.2")
+    for browser in (laptop, phone):
+        assert _log_in(browser, "alice", PASSWORD).status_code == 302
+        assert browser.get("/").status_code == 200
+    bobs = Client(REMOTE_ADDR="198.51.100.1")
+    assert _log_in(bobs, "bob", PASSWORD).status_code == 302
+
+    # Someone guesses her password from elsewhere until her name is locked out there.
+    guesser = Client(REMOTE_ADDR="203.0.113.66")
+    assert _fail(guesser, 5).status_code == 429
+
+    for browser in (laptop, phone):
+        assert not _logged_in(browser)
+        assert browser.get("/").status_code == 302  # to the login page
+    # Other users keep their sessions; alice logs in again from her own address.
+    assert bobs.get("/").status_code == 200
+    assert _log_in(laptop, "alice", PASSWORD).status_code == 302
+    assert laptop.get("/").status_code == 200

@@ -112,7 +112,8 @@ def test_the_chart_is_svg_in_the_page_with_hours_in_the_users_zone(signed_in: Cl
 def test_the_live_part_refreshes_with_htmx_while_the_tab_is_visible(signed_in: Client) -> None:
     page = signed_in.get("/").text
     assert 'hx-get="/"' in page
-    assert "every 3000ms [document.visibilityState === 'visible']" in page
+    # app.js triggers jobs:poll every data-poll-ms while the tab is visible.
+    assert 'hx-trigger="jobs:poll" data-poll-ms="3000"' in page
     fragment = signed_in.get("/", headers={"HX-Request": "true"})
     assert "Runs per hour" in fragment.text
     assert "<nav" not in fragment.text

@@ -190,4 +190,4 @@ def test_the_list_has_a_box_per_job_for_the_bulk_form(signed_in: Client) -> None
     assert f'value="{job.pk}" form="bulk-jobs" data-pick' in page
     assert 'action="/jobs/bulk/"' in page and "csrfmiddlewaretoken" in page
     # The refresh waits while a box is ticked (it would untick it).
-    assert "!document.querySelector('#job-table [data-pick]:checked')" in page
+    assert 'data-poll-unless="#job-table [data-pick]:checked"' in page

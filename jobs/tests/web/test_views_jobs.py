@@ -104,7 +104,9 @@ def test_the_list_polls_and_htmx_gets_only_the_table(signed_in: Client) -> None:
     make_job(name="polled")
     page = signed_in.get("/jobs/?q=pol")
     assert 'hx-get="/jobs/?q=pol"' in page.text
-    assert "document.visibilityState === 'visible'" in page.text
+    # Polled by app.js (no hx-trigger filter, which htmx would eval), not while a row is ticked.
+    assert 'hx-trigger="jobs:poll" data-poll-ms="3000"' in page.text
+    assert 'data-poll-unless="#job-table [data-pick]:checked"' in page.text
     fragment = signed_in.get("/jobs/?q=pol", headers={"HX-Request": "true"})
     assert "polled" in fragment.text
     assert "<html" not in fragment.text
