@@ -378,7 +378,7 @@ def dashboard_cache_seconds() -> float:
 # requests): the project's CACHES alias SHARED_CACHE when it has one, else "default".
 # The standalone site makes it the database cache in CACHE_TABLE, or Redis with REDIS_URL.
 SHARED_CACHE = "shared"
-# The database cache's table, created by migration 0027_cache_table.
+# The database cache's table, created by migration 0028_cache_table.
 CACHE_TABLE = "jobs_cache"
 
 

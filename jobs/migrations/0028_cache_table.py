@@ -26,6 +26,6 @@ def drop_table(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("jobs", "0026_mysql_indexes")]
+    dependencies = [("jobs", "0027_api_tokens")]
 
     operations = [migrations.RunPython(create_table, drop_table, elidable=False)]
