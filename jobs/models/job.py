@@ -26,7 +26,7 @@ from django.utils.translation import gettext_lazy as _
 from jobs import text
 from jobs.access import masking
 from jobs.calendars.planning import MAX_JITTER_SECONDS
-from jobs.models import chains, code, gate, job_rules
+from jobs.models import chains, code, gate, job_rules, quotas
 from jobs.models.calendars import CalendarPolicy
 from jobs.models.choices import (
     CODE_SOURCE_MAX_LENGTH,
@@ -478,6 +478,9 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
             command_changed=self._command_changed,
         )
         errors.update(chains.chain_errors(self))
+        if not errors.keys() & {"interval", "interval_unit"}:
+            # The shortest interval a user without jobs.use_shell may give (quotas).
+            errors.update(quotas.interval_errors(self, self.acting_user))
         if errors:
             raise ValidationError(errors)
         # Last, on the values as every rule left them: whether the acting user may make
