@@ -184,7 +184,10 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
         _("timeout (seconds)"),
         null=True,
         blank=True,
-        help_text=_("A run still going after this long is stopped and fails. Blank: no limit."),
+        help_text=_(
+            "A run still going after this long is stopped and fails. Blank: no limit; for "
+            "shell and management command jobs, the site's default (JOBS_SHELL_DEFAULT_TIMEOUT)."
+        ),
     )
     sim_failure_rate = models.FloatField(
         _("simulated failure rate"),
