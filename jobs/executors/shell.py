@@ -64,10 +64,6 @@ def shell_enabled() -> bool:
     return conf.shell_enabled()
 
 
-def default_timeout() -> int:
-    return conf.shell_default_timeout()
-
-
 def shell_problem() -> str | None:
     """Why shell jobs cannot run now, or None."""
     if not shell_enabled():

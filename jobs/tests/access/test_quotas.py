@@ -317,6 +317,9 @@ def test_a_default_above_the_most_is_a_system_check_error(settings):
     assert "JOBS_SHELL_DEFAULT_TIMEOUT (7200 s)" in errors[0].msg
     with pytest.raises(Exception, match=r"jobs\.E041"):
         call_command("check")
+    # A host project's settings are not bounded as the site's are.
+    settings.JOBS_SHELL_MAX_TIMEOUT = 0
+    assert [error.id for error in shell_timeout_settings()] == ["jobs.E040"]
 
 
 def test_the_shell_executor_stops_a_run_at_the_most_whatever_its_ticket_says(shell_on):
