@@ -13,6 +13,7 @@ class JobsConfig(AppConfig):
         from jobs import alerts
         from jobs.alerts import checks as alert_checks  # noqa: F401 - registers its checks
         from jobs.engine import events
+        from jobs.executors import checks as executor_checks  # noqa: F401 - the shell timeouts
         from jobs.metrics import checks  # noqa: F401 - registers the deploy checks
         from jobs.observability import checks as observability_checks  # noqa: F401 - its extras
         from jobs.queues import checks as queue_checks  # noqa: F401 - registers the checks of the queue settings

@@ -51,6 +51,12 @@ DEFAULTS: dict[str, Any] = {
     "JOBS_SHELL_ENABLED": False,
     "JOBS_SHELL_HUEY_QUEUE": "",
     "JOBS_SHELL_DEFAULT_TIMEOUT": 3600,
+    # Quotas (docs/permissions.md "Quotas"): the longest timeout of a shell or command run,
+    # the shortest interval a user without jobs.use_shell may give a job, and the most
+    # pending runs started by hand one job may have.
+    "JOBS_SHELL_MAX_TIMEOUT": 86400,
+    "JOBS_MIN_INTERVAL_SECONDS": 10,
+    "JOBS_MAX_PENDING_MANUAL_RUNS": 100,
     "JOBS_KILL_GRACE_SECONDS": 5.0,
     "JOBS_PYTHON_ISOLATION": "thread",
     "JOBS_HTTP_ALLOWED_HOSTS": (),
@@ -286,6 +292,30 @@ def shell_enabled() -> bool:
 def shell_default_timeout() -> int:
     """The timeout of a shell run whose job sets none, in seconds (0: none)."""
     return int(setting("JOBS_SHELL_DEFAULT_TIMEOUT"))
+
+
+def shell_max_timeout() -> int:
+    """The longest a shell or command run may go on, in seconds: a job's own timeout
+    above it is refused at save, and the executors stop a run there whatever it says."""
+    return int(setting("JOBS_SHELL_MAX_TIMEOUT"))
+
+
+def shell_run_timeout(own: int | None) -> int:
+    """How long a shell or command run with the job's timeout `own` (None or 0: none
+    of its own) may go on: its own, else JOBS_SHELL_DEFAULT_TIMEOUT (0: none), and never
+    more than JOBS_SHELL_MAX_TIMEOUT."""
+    most = shell_max_timeout()
+    return min(own or shell_default_timeout() or most, most)
+
+
+def min_interval_seconds() -> int:
+    """The shortest interval, in seconds, a user without jobs.use_shell may save."""
+    return int(setting("JOBS_MIN_INTERVAL_SECONDS"))
+
+
+def max_pending_manual_runs() -> int:
+    """The most pending runs started by hand (trigger "manual") one job may have."""
+    return int(setting("JOBS_MAX_PENDING_MANUAL_RUNS"))
 
 
 def shell_huey_queue() -> str:

@@ -368,6 +368,10 @@ JOBS_SHELL_HUEY_QUEUE = env_str("JOBS_SHELL_HUEY_QUEUE", "")
 JOBS_SHELL_DEFAULT_TIMEOUT = env_int(
     "JOBS_SHELL_DEFAULT_TIMEOUT", 3600, minimum=1, maximum=7 * 86400
 )
+# Quotas (docs/permissions.md "Quotas"); the last at most 60, cron's finest step.
+JOBS_SHELL_MAX_TIMEOUT = env_int("JOBS_SHELL_MAX_TIMEOUT", 86400, minimum=1, maximum=7 * 86400)
+JOBS_MAX_PENDING_MANUAL_RUNS = env_int("JOBS_MAX_PENDING_MANUAL_RUNS", 100, minimum=1)
+JOBS_MIN_INTERVAL_SECONDS = env_int("JOBS_MIN_INTERVAL_SECONDS", 10, minimum=1, maximum=60)
 # Stopping a shell or command run: SIGTERM to its process group, SIGKILL this long after.
 JOBS_KILL_GRACE_SECONDS = env_float("JOBS_KILL_GRACE_SECONDS", 5.0, minimum=0.0, maximum=600.0)
 # Python runs: "thread" (in the worker's thread; stopping is cooperative, the task must

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext, ngettext_lazy
+from django.utils.translation import ngettext_lazy
 
 from jobs import engine
 from jobs.access import permissions as access
@@ -26,18 +26,23 @@ class JobActionsMixin:
 
     @admin.action(description=_("Run the selected jobs now"), permissions=["run"])
     def run_now(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
-        jobs = list(queryset)
-        for job in jobs:
-            engine.run_now(job)
-        self.message_user(
-            request,
-            ngettext(
+        action = BulkAction(self, request)
+        # A job with JOBS_MAX_PENDING_MANUAL_RUNS waiting already is refused: named, the
+        # rest go on.
+        action.apply(queryset, engine.run_now, (engine.ManualRunsExceeded,))
+        action.report_done(
+            ngettext_lazy(
                 "Queued %(count)d run; it starts as soon as a worker is free.",
                 "Queued %(count)d runs; they start as soon as workers are free.",
-                len(jobs),
+                "count",
             )
-            % {"count": len(jobs)},
-            messages.SUCCESS,
+        )
+        action.report_named(
+            ngettext_lazy(
+                "Could not run %(count)d job: %(why)s",
+                "Could not run %(count)d jobs: %(why)s",
+                "count",
+            )
         )
 
     @admin.action(description=_("Enable the selected jobs"), permissions=["change"])

@@ -120,10 +120,11 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
         summary="Run a job now",
         description=(
             'With the job\'s own arguments, or with {"arguments": {...}} for this run '
-            "only (checked as the job's are; a shell job's need jobs.use_shell)."
+            "only (checked as the job's are; a shell job's need jobs.use_shell). 409 when "
+            "the job has JOBS_MAX_PENDING_MANUAL_RUNS runs started by hand waiting already."
         ),
         request=RunNowSerializer,
-        responses={201: RunDetailSerializer},
+        responses={201: RunDetailSerializer, 409: OpenApiTypes.OBJECT},
     )
     @action(detail=True, methods=["post"])
     def run(self, request: Request, pk: str | None = None) -> Response:
@@ -139,7 +140,13 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
                 arguments = job.run_arguments(arguments)
             except DjangoValidationError as exc:
                 raise exceptions.ValidationError(field_errors(exc)) from None
-        run = engine.run_now(job, arguments=arguments, user=request.user)
+        try:
+            run = engine.run_now(job, arguments=arguments, user=request.user)
+        except engine.ManualRunsExceeded as refusal:
+            # A conflict with the job's state (its runs waiting), as a cancel of a run
+            # that has ended is; 429 stays the throttles' (a rate, with Retry-After).
+            detail = " ".join(refusal.messages)
+            return Response({"detail": detail}, status=status.HTTP_409_CONFLICT)
         url = reverse("jobs:api-run-detail", args=[run.pk], request=request)
         return Response(
             # With the request: the run's arguments masked as its user may read them.

@@ -9,7 +9,7 @@ claim -> start -> finish (-> retry), and reap, as the README's "How a run flows"
 - work.py: ready runs for the workers, hand-outs to Huey, when to wake up;
 - slots.py: queues with a limit (JOBS_QUEUE_LIMITS): starts that count, and taking the
   best waiting run when a slot frees;
-- actions.py: what operators do (run now, retry, cancel);
+- actions.py: what operators do (run now, retry, cancel; run now within its quota);
 - enqueue.py: enqueued Django tasks (jobs.tasks_backend): their jobs, runs and results;
 - live.py: the output so far of running runs (the live log);
 - pause.py: pausing the whole scheduler and resuming it (maintenance mode).
@@ -48,12 +48,14 @@ from jobs.engine.work import (
     undispatch,
     wake_up,
 )
+from jobs.models.quotas import ManualRunsExceeded
 
 __all__ = [
     "Backfill",
     "BackfillRefused",
     "CancelRefused",
     "ClaimedRuns",
+    "ManualRunsExceeded",
     "RetryRefused",
     "StartNow",
     "Wake",

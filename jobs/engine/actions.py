@@ -16,7 +16,16 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from jobs.executors.command_line import command_line
-from jobs.models import ChangeAction, ExecutorKind, Job, JobHistory, RunStatus, Trigger, gate
+from jobs.models import (
+    ChangeAction,
+    ExecutorKind,
+    Job,
+    JobHistory,
+    RunStatus,
+    Trigger,
+    gate,
+    quotas,
+)
 from jobs.models.changes import record_run_action
 from jobs.observability import traceparent
 from jobs.runs import as_key
@@ -38,7 +47,9 @@ def run_now(
     The run keeps the arguments it will run with: `arguments` when given (validated by
     the caller: jobs.models.job_rules.run_arguments_errors), else the job's own; a
     simulated job's run keeps none unless given some. Raises
-    gate.ShellPermissionRequired when `user` may not run it with those arguments.
+    gate.ShellPermissionRequired when `user` may not run it with those arguments, and
+    quotas.ManualRunsExceeded when the job has JOBS_MAX_PENDING_MANUAL_RUNS pending
+    runs started by hand already (nothing is created then).
     """
     gate.check_run(user, job, arguments)
     now = now or timezone.now()
@@ -47,6 +58,7 @@ def run_now(
     for _ in range(5):
         try:
             with store().writing():
+                quotas.check_manual_runs(job)
                 run = JobHistory.objects.create(
                     job=job,
                     scheduled_for=now,

@@ -183,11 +183,11 @@ class CommandExecutor:
         except CommandRefused as error:
             output.line(f"not run: {error}.")
             return Outcome(succeeded=False, log=output.text())
-        deadline = None
-        if ticket.timeout_seconds:
-            # The Heartbeater stops the run at its timeout too; this is the child's own
-            # bound, for a worker whose Heartbeater is busy.
-            deadline = time.monotonic() + ticket.timeout_seconds + 1.0
+        # The Heartbeater stops the run at the job's own timeout too; this is the child's
+        # own bound, for a worker whose Heartbeater is busy, and the only one of a job
+        # without a timeout (JOBS_SHELL_DEFAULT_TIMEOUT) or above JOBS_SHELL_MAX_TIMEOUT.
+        timeout = conf.shell_run_timeout(ticket.timeout_seconds)
+        deadline = time.monotonic() + timeout + (1.0 if timeout == ticket.timeout_seconds else 0.0)
         try:
             finished = run_child(
                 child_command(words),

@@ -15,7 +15,9 @@ change such a job (jobs/access/permissions.py). The rules (docs/executors.md "Sh
   ``env``; never this process's SECRET_KEY, DATABASE_URL, REDIS_URL, EMAIL_* or
   METRICS_TOKEN;
 - stdin is closed; stdout and stderr go to the log; exit status 0 is success;
-- every run has a timeout: the job's, else JOBS_SHELL_DEFAULT_TIMEOUT.
+- every run has a timeout: the job's, else JOBS_SHELL_DEFAULT_TIMEOUT, and never more
+  than JOBS_SHELL_MAX_TIMEOUT (a job saved above it before the limit, or written by raw
+  SQL, is stopped there all the same).
 """
 
 from __future__ import annotations
@@ -60,10 +62,6 @@ IDENTITY_NAMES = (
 
 def shell_enabled() -> bool:
     return conf.shell_enabled()
-
-
-def default_timeout() -> int:
-    return conf.shell_default_timeout()
 
 
 def shell_problem() -> str | None:
@@ -200,7 +198,7 @@ class ShellExecutor:
         if problems:
             output.line(f"not run: {'; '.join(problems)}.")
             return Outcome(succeeded=False, log=output.text())
-        timeout = ticket.timeout_seconds or default_timeout()
+        timeout = conf.shell_run_timeout(ticket.timeout_seconds)
         try:
             workdir = make_work_directory(ticket.run_key)
         except OSError as error:
@@ -221,10 +219,11 @@ class ShellExecutor:
             return Outcome(succeeded=False, log=output.text())
         finally:
             remove_work_directory(ticket.run_key)
-        if finished.stopped == STOP_DEADLINE and not ticket.timeout_seconds:
-            output.line(
-                f"timed out after {timeout} s (JOBS_SHELL_DEFAULT_TIMEOUT): the run was stopped."
-            )
+        if finished.stopped == STOP_DEADLINE and timeout != ticket.timeout_seconds:
+            # Not the job's own timeout: say which setting stopped it.
+            own = ticket.timeout_seconds
+            setting = "JOBS_SHELL_MAX_TIMEOUT" if own else "JOBS_SHELL_DEFAULT_TIMEOUT"
+            output.line(f"timed out after {timeout} s ({setting}): the run was stopped.")
         if finished.stopped:
             return Outcome(succeeded=False, log=output.text())
         output.line(f"exit status {finished.returncode}")

@@ -26,7 +26,7 @@ from django.utils.translation import gettext_lazy as _
 from jobs import text
 from jobs.access import masking
 from jobs.calendars.planning import MAX_JITTER_SECONDS
-from jobs.models import chains, code, gate, job_rules
+from jobs.models import chains, code, gate, job_rules, quotas
 from jobs.models.calendars import CalendarPolicy
 from jobs.models.choices import (
     CODE_SOURCE_MAX_LENGTH,
@@ -184,7 +184,10 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
         _("timeout (seconds)"),
         null=True,
         blank=True,
-        help_text=_("A run still going after this long is stopped and fails. Blank: no limit."),
+        help_text=_(
+            "A run still going after this long is stopped and fails. Blank: no limit; for "
+            "shell and management command jobs, the site's default (JOBS_SHELL_DEFAULT_TIMEOUT)."
+        ),
     )
     sim_failure_rate = models.FloatField(
         _("simulated failure rate"),
@@ -478,6 +481,9 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
             command_changed=self._command_changed,
         )
         errors.update(chains.chain_errors(self))
+        if not errors.keys() & {"interval", "interval_unit"}:
+            # The shortest interval a user without jobs.use_shell may give (quotas).
+            errors.update(quotas.interval_errors(self, self.acting_user))
         if errors:
             raise ValidationError(errors)
         # Last, on the values as every rule left them: whether the acting user may make

@@ -400,6 +400,11 @@ def http_problem(job: JobModel) -> str | None:
     return http_executor.host_problem(job.command, resolve=False)
 
 
+# The kinds whose runs always have a timeout, at most JOBS_SHELL_MAX_TIMEOUT
+# (conf.shell_run_timeout).
+SHELL_TIMEOUT_KINDS = (ExecutorKind.SHELL, ExecutorKind.COMMAND)
+
+
 def timeout_errors(job: JobModel) -> dict[str, str]:
     if job.timeout_seconds is None:
         return {}
@@ -411,6 +416,18 @@ def timeout_errors(job: JobModel) -> dict[str, str]:
         }
     if job.timeout_seconds > MAX_TIMEOUT_SECONDS:
         return {"timeout_seconds": _("The timeout can be at most 7 days (604800 seconds).")}
+    most = conf.shell_max_timeout()
+    if job.executor in SHELL_TIMEOUT_KINDS and job.timeout_seconds > most:
+        # Whoever saves it, the site's code too: the executors stop such a run at the
+        # most anyway, so a longer timeout would only say what does not happen.
+        return {
+            "timeout_seconds": _(
+                "A shell or management command job's timeout can be at most %(most)d "
+                "seconds (JOBS_SHELL_MAX_TIMEOUT); leave it blank for the default, "
+                "%(default)d seconds."
+            )
+            % {"most": most, "default": conf.shell_run_timeout(None)}
+        }
     return {}
 
 

@@ -272,9 +272,14 @@ def job_run(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
         if arguments is None:
             context = {"section": "jobs", "job": job, "run_form": form}
             return render(request, "jobs/job_run.html", context, status=400)
-    new_run = engine.run_now(job, arguments=arguments, user=request.user)
+    back = _next_url(request, reverse("jobs:job_detail", args=[job.pk]))
+    try:
+        new_run = engine.run_now(job, arguments=arguments, user=request.user)
+    except engine.ManualRunsExceeded as refusal:
+        messages.error(request, " ".join(refusal.messages))
+        return redirect(back)
     messages.success(request, _will_run_message(job, new_run))
-    return redirect(_next_url(request, reverse("jobs:job_detail", args=[job.pk])))
+    return redirect(back)
 
 
 def _will_run_message(job: Job, run: JobHistory) -> str:
@@ -543,6 +548,9 @@ def run_again(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         new_run = engine.run_now(job, arguments=arguments, user=request.user)
     except gate.ShellPermissionRequired:
         messages.error(request, OTHER_ARGUMENTS_REFUSED)
+        return redirect(here)
+    except engine.ManualRunsExceeded as refusal:
+        messages.error(request, " ".join(refusal.messages))
         return redirect(here)
     messages.success(request, _("“%(name)s” will run in a moment.") % {"name": job.name})
     return redirect("jobs:run_detail", run_id=new_run.pk)
