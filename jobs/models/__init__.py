@@ -86,6 +86,7 @@ from jobs.models.scheduler import (
     clean_pause,
     pause_errors,
 )
+from jobs.models.teams import Team
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -155,6 +156,7 @@ __all__ = [
     "SchedulerHealth",
     "SchedulerHeartbeat",
     "SchedulerState",
+    "Team",
     "Trigger",
     "acting",
     "capped_count",

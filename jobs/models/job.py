@@ -240,6 +240,18 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
         related_name="jobs",
         help_text=_("Blank: every day counts."),
     )
+    # The team that owns the job (jobs.models.teams): with team scoping on, only its
+    # members (and site-wide users) see and act on it. PROTECT: deleting the group would
+    # otherwise make its jobs everyone's.
+    team = models.ForeignKey(
+        "auth.Group",
+        verbose_name=_("team"),
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="jobs",
+        help_text=_("Blank: the site's, seen by everyone who may see jobs."),
+    )
     calendar_policy = models.CharField(
         _("on a day off"),
         max_length=24,

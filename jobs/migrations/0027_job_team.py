@@ -1,0 +1,44 @@
+"""Teams: Job.team (a Django group, blank: the site's) and Team, the marker that makes a
+group a team (jobs.models.teams)."""
+
+import django.db.models.deletion
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("auth", "0012_alter_user_first_name_max_length"),
+        ("jobs", "0026_mysql_indexes"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="job",
+            name="team",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="Blank: the site's, seen by everyone who may see jobs.",
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="jobs",
+                to="auth.group",
+                verbose_name="team",
+            ),
+        ),
+        migrations.CreateModel(
+            name="Team",
+            fields=[
+                (
+                    "group",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        serialize=False,
+                        to="auth.group",
+                        verbose_name="group",
+                    ),
+                ),
+            ],
+            options={"verbose_name": "team", "verbose_name_plural": "teams"},
+        ),
+    ]

@@ -1,0 +1,166 @@
+"""Teams: which jobs a user sees and acts on. The one place that decides it.
+
+A job's `team` is a Django group, or blank (the site's). A group is a *team group* when an
+administrator marked it as one (a Team row, the admin's *Teams*) or when some job names
+it as its team: holding a permission through a team group grants it for that team's jobs
+only. A permission held directly, through any other group, or as a superuser stays
+site-wide. Jobs without a team are seen by everyone who may view jobs; acting on them
+(run, change, delete) needs the permission site-wide.
+
+Scoping is on when JOBS_TEAM_SCOPED is "true", off when "false"; "auto" (the default)
+turns it on once any job has a team. Every entry point (the screens, the API, the admin)
+asks through jobs_visible_to() and may(), with the user and team restriction that
+scope_of(request) gives: a job of another team is not found (404), never "forbidden".
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from django.contrib.auth.models import Group
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+from jobs import conf
+from jobs.access.permissions import VIEW_JOB
+from jobs.models.job import Job
+
+SCOPED_VALUES = ("true", "false", "auto")
+
+
+class Team(models.Model):
+    """Marks a group as a team: its members' permissions hold for its jobs only."""
+
+    group = models.OneToOneField(
+        Group, on_delete=models.CASCADE, primary_key=True, verbose_name=_("group")
+    )
+
+    class Meta:
+        verbose_name = _("team")
+        verbose_name_plural = _("teams")
+
+    def __str__(self) -> str:
+        return str(self.group)
+
+
+class Scope(NamedTuple):
+    """Who is asking, and the one team a credential is limited to (None: the user's own
+    reach). The API tokens' team restriction plugs in here (scope_of)."""
+
+    user: Any
+    team_id: int | None = None
+
+
+def scope_of(request: Any) -> Scope:
+    """The user of a request and the team its credential is limited to: the single hook
+    every entry point goes through. A team-scoped API token sets `team_id` on
+    request.auth."""
+    team_id = getattr(getattr(request, "auth", None), "team_id", None)
+    return Scope(request.user, team_id)
+
+
+def scoping_on() -> bool:
+    """Whether team scoping applies: JOBS_TEAM_SCOPED, or with "auto" once any job has a
+    team (one indexed query)."""
+    value = str(conf.setting("JOBS_TEAM_SCOPED")).strip().lower()
+    if value == "true":
+        return True
+    if value == "false":
+        return False
+    return Job.objects.filter(team__isnull=False).exists()
+
+
+def team_group_ids() -> set[int]:
+    """The groups that are teams: marked, or named by a job."""
+    marked = set(Team.objects.values_list("group_id", flat=True))
+    named = set(Group.objects.filter(jobs__isnull=False).values_list("pk", flat=True))
+    return marked | named
+
+
+def teams_of(user: Any) -> set[int]:
+    """The team groups `user` belongs to (what the job form offers them)."""
+    if user is None or not user.is_authenticated:
+        return set()
+    return set(user.groups.values_list("pk", flat=True)) & team_group_ids()
+
+
+def _reach(user: Any, permission: str) -> frozenset[int] | None:
+    """None: `user` holds `permission` site-wide; else the team groups it holds it
+    through (empty: not at all). Cached on the user object, as Django caches its
+    permissions."""
+    if user is None or not user.is_active or not user.has_perm(permission):
+        return frozenset()
+    if user.is_superuser or not scoping_on():
+        return None
+    cache = user.__dict__.setdefault("_jobs_team_reach", {})
+    if permission in cache:
+        return cache[permission]
+    app_label, _dot, codename = permission.partition(".")
+    held = {"codename": codename, "content_type__app_label": app_label}
+    if user.user_permissions.filter(**held).exists():
+        reach = None
+    else:
+        through = set(
+            user.groups.filter(**{f"permissions__{k}": v for k, v in held.items()}).values_list(
+                "pk", flat=True
+            )
+        )
+        teams = through & team_group_ids()
+        # Held some other way than a team group (another group, another backend).
+        reach = frozenset(teams) if teams and teams == through else None
+    cache[permission] = reach
+    return reach
+
+
+def _restricted(reach: frozenset[int] | None, team_id: int | None) -> frozenset[int] | None:
+    if team_id is None:
+        return reach
+    return frozenset({team_id}) if reach is None else reach & {team_id}
+
+
+def jobs_visible_to(
+    user: Any, permission: str = VIEW_JOB, *, team_id: int | None = None, prefix: str = ""
+) -> Q:
+    """The filter of the jobs `user` may act on with `permission` (`prefix` "job__" for
+    runs). With VIEW_JOB, the site's jobs (no team) too."""
+    reach = _restricted(_reach(user, permission), team_id)
+    if reach is None:
+        return Q()
+    if not reach:  # not held at all (or not for the credential's team)
+        return Q(**{f"{prefix}pk__in": []})
+    allowed = Q(**{f"{prefix}team_id__in": sorted(reach)})
+    if permission == VIEW_JOB:
+        allowed |= Q(**{f"{prefix}team__isnull": True})
+    return allowed
+
+
+def runs_visible_to(user: Any, permission: str = VIEW_JOB, *, team_id: int | None = None) -> Q:
+    """jobs_visible_to() for runs (JobHistory), by their job."""
+    return jobs_visible_to(user, permission, team_id=team_id, prefix="job__")
+
+
+def may(user: Any, permission: str, job: Any, *, team_id: int | None = None) -> bool:
+    """Whether `user` may do what `permission` allows to `job`."""
+    reach = _restricted(_reach(user, permission), team_id)
+    if reach is None:
+        return True
+    if not reach:
+        return False
+    if job.team_id is None:
+        return permission == VIEW_JOB
+    return job.team_id in reach
+
+
+def may_give_team(user: Any, group_id: int | None, permission: str = "jobs.change_job") -> bool:
+    """Whether `user`, acting with `permission` (add or change), may put a job in team
+    `group_id` (None: the site's). The site's: when they hold it site-wide. A team: a
+    superuser any; anyone else only a team they belong to and hold it for."""
+    reach = _reach(user, permission)
+    if group_id is None:
+        return reach is None
+    if user.is_superuser:
+        return True
+    if group_id not in set(user.groups.values_list("pk", flat=True)):
+        return False
+    return reach is None or group_id in reach
