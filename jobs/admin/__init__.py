@@ -21,7 +21,7 @@ from django.utils.translation import gettext_lazy as _
 
 # Importing the modules registers their ModelAdmins (Django's autodiscovery imports
 # this package only).
-from jobs.admin import changes, jobs, runs, scheduler, tokens
+from jobs.admin import changes, jobs, runs, scheduler, teams, tokens
 from jobs.admin.calendars import BlackoutAdmin, CalendarAdmin
 from jobs.admin.changes import JobChangeAdmin
 from jobs.admin.common import LIST_PER_PAGE, CappedCountPaginator
@@ -47,5 +47,6 @@ __all__ = [
     "jobs",
     "runs",
     "scheduler",
+    "teams",
     "tokens",
 ]

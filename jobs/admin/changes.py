@@ -24,6 +24,7 @@ from jobs.admin.common import (
     RecordedByCodeMixin,
     time_column,
 )
+from jobs.admin.teams import ScopedAdminMixin
 from jobs.models import Job, JobChange
 from jobs.web.changes import field_changes
 
@@ -59,7 +60,9 @@ class ChangeJobFilter(admin.SimpleListFilter):
 
 
 @admin.register(JobChange)
-class JobChangeAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
+class JobChangeAdmin(
+    ScopedAdminMixin, AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin
+):
     list_display = ("created", "job_name", "action", "channel", "username", "fields_changed")
     list_display_links = ("created",)
     list_filter = ("action", "channel", ChangeJobFilter)

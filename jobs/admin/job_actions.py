@@ -13,8 +13,9 @@ from django.utils.translation import ngettext, ngettext_lazy
 
 from jobs import engine
 from jobs.access import permissions as access
-from jobs.access.permissions import RUN_JOB
+from jobs.access.permissions import CHANGE_JOB, RUN_JOB
 from jobs.admin.common import BulkAction
+from jobs.admin.teams import acting_on
 from jobs.models import Job, gate
 
 
@@ -26,7 +27,7 @@ class JobActionsMixin:
 
     @admin.action(description=_("Run the selected jobs now"), permissions=["run"])
     def run_now(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
-        jobs = list(queryset)
+        jobs = list(acting_on(request, queryset, RUN_JOB))
         for job in jobs:
             engine.run_now(job)
         self.message_user(
@@ -55,7 +56,8 @@ class JobActionsMixin:
 
         action = BulkAction(self, request)
         # e.g. a one-off job whose time has passed is refused: reported, the rest go on.
-        action.apply(queryset.filter(is_active=not active), change, (ValidationError,))
+        selected = acting_on(request, queryset, CHANGE_JOB).filter(is_active=not active)
+        action.apply(selected, change, (ValidationError,))
         if active:
             action.report_done(
                 ngettext_lazy("Enabled %(count)d job.", "Enabled %(count)d jobs.", "count")

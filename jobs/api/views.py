@@ -40,6 +40,7 @@ from jobs.models import Channel, Job, JobChange, JobHistory, gate
 from jobs.models.chains import CHAIN_FIELDS
 from jobs.models.changes import reset_actor, set_actor
 from jobs.pytasks import registry
+from jobs.web import scoping
 
 
 def _query(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
@@ -97,7 +98,7 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
         # the chains' ids come with two queries per page.
         ids_only = Job.objects.only("pk").order_by()
         return (
-            Job.objects.with_running()
+            scoping.visible_jobs(self.request, Job.objects.with_running())
             .order_by("name", "id")
             .prefetch_related(*(Prefetch(name, queryset=ids_only) for name in CHAIN_FIELDS))
         )
@@ -217,8 +218,9 @@ class RunViewSet(ApiPolicy, ActorMixin, viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self) -> QuerySet[JobHistory]:
         if self.action == "retrieve":
-            return JobHistory.objects.select_related("job").prefetch_related("notifications")
-        return _runs()
+            runs = JobHistory.objects.select_related("job").prefetch_related("notifications")
+            return scoping.visible_runs(self.request, runs)
+        return scoping.visible_runs(self.request, _runs())
 
     def get_serializer_class(self) -> type[serializers.Serializer]:
         return RunDetailSerializer if self.action == "retrieve" else RunSerializer
@@ -260,7 +262,8 @@ class JobRunsView(ApiPolicy, ActorMixin, generics.ListAPIView):
         # 404 for an unknown or malformed id, not an empty list.
         # (values_list: Job.from_db reads the schedule fields, which .only() would defer.)
         job_id = generics.get_object_or_404(
-            Job.objects.values_list("pk", flat=True), pk=self.kwargs["job_pk"]
+            scoping.visible_jobs(self.request).values_list("pk", flat=True),
+            pk=self.kwargs["job_pk"],
         )
         params = _query(JobRunFilterSerializer, self.request)
         return _runs().filter(job_id=job_id).matching(**params)
@@ -286,7 +289,11 @@ class JobChangesView(ApiPolicy, ActorMixin, generics.ListAPIView):
             raise exceptions.NotFound() from None
         changes = JobChange.objects.filter(job_id=job_id).order_by("-created_at", "-id")
         # 404 only when there is neither a job nor any record (a deleted job has records).
-        if not Job.objects.filter(pk=job_id).exists() and not changes.exists():
+        if Job.objects.filter(pk=job_id).exists():
+            if not scoping.visible_jobs(self.request).filter(pk=job_id).exists():
+                raise exceptions.NotFound()  # another team's
+        # A deleted job's records: its team is gone with it, so site-wide viewers only.
+        elif not changes.exists() or scoping.filters(self.request).jobs is not None:
             raise exceptions.NotFound()
         return changes
 

@@ -26,7 +26,7 @@ from django.utils.translation import gettext_lazy as _
 from jobs import text
 from jobs.access import masking
 from jobs.calendars.planning import MAX_JITTER_SECONDS
-from jobs.models import chains, code, gate, job_rules
+from jobs.models import chains, code, gate, job_rules, teams
 from jobs.models.calendars import CalendarPolicy
 from jobs.models.choices import (
     CODE_SOURCE_MAX_LENGTH,
@@ -490,6 +490,7 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
             command_changed=self._command_changed,
         )
         errors.update(chains.chain_errors(self))
+        errors.update(teams.team_errors(self))
         if errors:
             raise ValidationError(errors)
         # Last, on the values as every rule left them: whether the acting user may make

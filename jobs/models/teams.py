@@ -23,8 +23,9 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from jobs import conf
-from jobs.access.permissions import VIEW_JOB
-from jobs.models.job import Job
+from jobs.access.permissions import ADD_JOB, CHANGE_JOB, RUN_JOB, VIEW_JOB
+from jobs.models import changes
+from jobs.models.chains import CHAIN_FIELDS, pending
 
 SCOPED_VALUES = ("true", "false", "auto")
 
@@ -68,7 +69,7 @@ def scoping_on() -> bool:
         return True
     if value == "false":
         return False
-    return Job.objects.filter(team__isnull=False).exists()
+    return Group.objects.filter(jobs__isnull=False).exists()
 
 
 def team_group_ids() -> set[int]:
@@ -152,7 +153,7 @@ def may(user: Any, permission: str, job: Any, *, team_id: int | None = None) -> 
     return job.team_id in reach
 
 
-def may_give_team(user: Any, group_id: int | None, permission: str = "jobs.change_job") -> bool:
+def may_give_team(user: Any, group_id: int | None, permission: str = CHANGE_JOB) -> bool:
     """Whether `user`, acting with `permission` (add or change), may put a job in team
     `group_id` (None: the site's). The site's: when they hold it site-wide. A team: a
     superuser any; anyone else only a team they belong to and hold it for."""
@@ -164,3 +165,34 @@ def may_give_team(user: Any, group_id: int | None, permission: str = "jobs.chang
     if group_id not in set(user.groups.values_list("pk", flat=True)):
         return False
     return reach is None or group_id in reach
+
+
+TEAM_REFUSED = _("Choose a team you belong to (or leave it blank if you may act on every job).")
+CHAIN_REFUSED = _("You may not chain to a job of a team you may not run jobs for.")
+
+
+def team_errors(job: models.Model) -> dict[str, str]:
+    """Job.clean()'s team rules for the acting user (the audit trail's when the entry
+    point set none; none: the site's own code, such as syncjobs): the team given must be
+    one they may give, and a job chained to must be one they may run."""
+    user = job.acting_user or changes.current_actor().user  # type: ignore[attr-defined]
+    if user is None:
+        return {}
+    errors: dict[str, str] = {}
+    adding = job._state.adding
+    before = None if adding else job._values_as_loaded().get("team_id")  # type: ignore[attr-defined]
+    if (adding or before != job.team_id) and not may_give_team(  # type: ignore[attr-defined]
+        user,
+        job.team_id,
+        ADD_JOB if adding else CHANGE_JOB,  # type: ignore[attr-defined]
+    ):
+        errors["team"] = str(TEAM_REFUSED)
+    wanted = pending(job)
+    for name in CHAIN_FIELDS if wanted is not None else ():
+        targets = type(job).objects.filter(pk__in=getattr(wanted, name) or ())  # type: ignore[attr-defined]
+        for target in targets.only("pk", "team_id"):
+            other = target.team_id is not None and target.team_id != job.team_id  # type: ignore[attr-defined]
+            if other and not may(user, RUN_JOB, target):
+                errors[name] = str(CHAIN_REFUSED)
+                break
+    return errors
