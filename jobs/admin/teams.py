@@ -74,7 +74,7 @@ class TeamAdmin(admin.ModelAdmin):
     """Marking a group as a team: its members' job permissions then hold for its jobs
     only (docs/permissions.md "Teams"). Kept by whoever may change groups."""
 
-    list_display = ("group",)
+    list_display = ("group", "grants_for")
     search_fields = ("group__name",)
 
     def _may(self, request: HttpRequest) -> bool:

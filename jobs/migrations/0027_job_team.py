@@ -38,6 +38,18 @@ class Migration(migrations.Migration):
                         verbose_name="group",
                     ),
                 ),
+                (
+                    "grants_for",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="Blank: the group's own jobs (the jobs whose team it is).",
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="team_roles",
+                        to="auth.group",
+                        verbose_name="grants for the jobs of",
+                    ),
+                ),
             ],
             options={"verbose_name": "team", "verbose_name_plural": "teams"},
         ),

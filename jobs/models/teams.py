@@ -31,10 +31,21 @@ SCOPED_VALUES = ("true", "false", "auto")
 
 
 class Team(models.Model):
-    """Marks a group as a team: its members' permissions hold for its jobs only."""
+    """Marks a group as a team: its members' permissions hold for its jobs only. With
+    `grants_for`, the group is a role in another team (e.g. "Team A operators" for the
+    jobs of "Team A"): its permissions hold for that team's jobs only."""
 
     group = models.OneToOneField(
         Group, on_delete=models.CASCADE, primary_key=True, verbose_name=_("group")
+    )
+    grants_for = models.ForeignKey(
+        Group,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="team_roles",
+        verbose_name=_("grants for the jobs of"),
+        help_text=_("Blank: the group's own jobs (the jobs whose team it is)."),
     )
 
     class Meta:
@@ -72,18 +83,22 @@ def scoping_on() -> bool:
     return Group.objects.filter(jobs__isnull=False).exists()
 
 
-def team_group_ids() -> set[int]:
-    """The groups that are teams: marked, or named by a job."""
-    marked = set(Team.objects.values_list("group_id", flat=True))
-    named = set(Group.objects.filter(jobs__isnull=False).values_list("pk", flat=True))
-    return marked | named
+def team_groups() -> dict[int, int]:
+    """Each team group (marked, or named by a job) and the team whose jobs its
+    permissions hold for: itself, or the team a role group grants for."""
+    named = Group.objects.filter(jobs__isnull=False).values_list("pk", flat=True)
+    groups = {pk: pk for pk in named}
+    for group_id, grants_for in Team.objects.values_list("group_id", "grants_for_id"):
+        groups[group_id] = grants_for or group_id
+    return groups
 
 
 def teams_of(user: Any) -> set[int]:
-    """The team groups `user` belongs to (what the job form offers them)."""
+    """The teams `user` belongs to: through a team group or one of its role groups."""
     if user is None or not user.is_authenticated:
         return set()
-    return set(user.groups.values_list("pk", flat=True)) & team_group_ids()
+    groups = team_groups()
+    return {groups[pk] for pk in user.groups.values_list("pk", flat=True) if pk in groups}
 
 
 def _reach(user: Any, permission: str) -> frozenset[int] | None:
@@ -107,9 +122,10 @@ def _reach(user: Any, permission: str) -> frozenset[int] | None:
                 "pk", flat=True
             )
         )
-        teams = through & team_group_ids()
-        # Held some other way than a team group (another group, another backend).
-        reach = frozenset(teams) if teams and teams == through else None
+        groups = team_groups()
+        # Held some other way than a team group (another group, another backend): site-wide.
+        scoped = bool(through) and through <= groups.keys()
+        reach = frozenset(groups[pk] for pk in through) if scoped else None
     cache[permission] = reach
     return reach
 
@@ -162,7 +178,7 @@ def may_give_team(user: Any, group_id: int | None, permission: str = CHANGE_JOB)
         return reach is None
     if user.is_superuser:
         return True
-    if group_id not in set(user.groups.values_list("pk", flat=True)):
+    if group_id not in teams_of(user):
         return False
     return reach is None or group_id in reach
 

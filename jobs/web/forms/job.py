@@ -21,7 +21,7 @@ from jobs.access import masking
 from jobs.executors.command import allowed_commands
 from jobs.executors.shell import shell_enabled
 from jobs.forecasts.preview import PREVIEW_FIELDS
-from jobs.models import ExecutorKind, Job, gate
+from jobs.models import ExecutorKind, Job, gate, teams
 from jobs.models import code as code_rules
 from jobs.models.chains import CHAIN_FIELDS
 from jobs.pytasks import signature
@@ -150,7 +150,8 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
         if field is None or user is None or getattr(user, "is_superuser", False):
             return
         keep = Q(pk=self.instance.team_id) if self.instance.team_id else Q(pk__in=[])
-        field.queryset = Group.objects.filter(Q(user=user) | keep).distinct().order_by("name")
+        mine = Q(pk__in=teams.teams_of(user))
+        field.queryset = Group.objects.filter(mine | keep).order_by("name")
 
     def _offer_what_runs(self, existing: bool) -> None:
         """The executor, and the command or the task: the executors this user may choose,
