@@ -127,7 +127,7 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
         responses={201: RunDetailSerializer},
     )
     @action(detail=True, methods=["post"])
-    def run(self, request: Request, pk: str | None = None) -> Response:
+    def run(self, request: Request, pk: str | None = None, **kwargs: Any) -> Response:
         job = self.get_object()
         body = RunNowSerializer(data=request.data if isinstance(request.data, dict) else {})
         body.is_valid(raise_exception=True)
@@ -159,7 +159,7 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
         responses={201: BackfillAnswerSerializer},
     )
     @action(detail=True, methods=["post"])
-    def backfill(self, request: Request, pk: str | None = None) -> Response:
+    def backfill(self, request: Request, pk: str | None = None, **kwargs: Any) -> Response:
         job = self.get_object()
         body = BackfillSerializer(data=request.data if isinstance(request.data, dict) else {})
         body.is_valid(raise_exception=True)
@@ -172,12 +172,12 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
 
     @extend_schema(summary="Enable a job", request=None, responses={200: JobSerializer})
     @action(detail=True, methods=["post"])
-    def enable(self, request: Request, pk: str | None = None) -> Response:
+    def enable(self, request: Request, pk: str | None = None, **kwargs: Any) -> Response:
         return self._set_active(True)
 
     @extend_schema(summary="Disable a job", request=None, responses={200: JobSerializer})
     @action(detail=True, methods=["post"])
-    def disable(self, request: Request, pk: str | None = None) -> Response:
+    def disable(self, request: Request, pk: str | None = None, **kwargs: Any) -> Response:
         return self._set_active(False)
 
     def _set_active(self, active: bool) -> Response:
@@ -236,7 +236,7 @@ class RunViewSet(ApiPolicy, ActorMixin, viewsets.ReadOnlyModelViewSet):
         summary="Cancel a run",
     )
     @action(detail=True, methods=["post"])
-    def cancel(self, request: Request, pk: str | None = None) -> Response:
+    def cancel(self, request: Request, pk: str | None = None, **kwargs: Any) -> Response:
         """Cancel a pending or running run (409 if it has already finished)."""
         run = self.get_object()
         try:

@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from jobs.access.permissions import VIEW_JOB
+from jobs.access.permissions import RUN_JOB, VIEW_JOB
 from jobs.models import Job, JobHistory, teams
 
 
@@ -88,3 +88,11 @@ def visible_ids(request: Any) -> set[Any] | None:
     if scope.jobs is None:
         return None
     return set(Job.objects.filter(scope.jobs).values_list("pk", flat=True))
+
+
+def chainable_jobs(request: Any) -> QuerySet[Job]:
+    """The jobs the user may chain to: the site's, and those of the teams they may run
+    jobs for (Job.clean() judges the chains saved, jobs.models.teams.team_errors)."""
+    user, team_id = teams.scope_of(request)
+    runnable = teams.jobs_visible_to(user, RUN_JOB, team_id=team_id)
+    return visible_jobs(request).filter(runnable | Q(team__isnull=True))

@@ -415,7 +415,11 @@ def job_choices(request: HttpRequest) -> HttpResponse:
     if field not in CHAIN_FIELDS:
         return HttpResponse(status=400)
     text = request.GET.get(f"{field}_search", "")[:NAME_MAX_LENGTH]
-    found = chain_fields.job_choices(text, exclude=chain_fields.read_exclusions(request.GET, field))
+    found = chain_fields.job_choices(
+        text,
+        exclude=chain_fields.read_exclusions(request.GET, field),
+        among=scoping.chainable_jobs(request),
+    )
     context = {"field": field, "choices": found.jobs, "more": found.more, "searched": bool(text)}
     return render(request, "jobs/_job_choices.html", context)
 
