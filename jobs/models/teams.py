@@ -107,11 +107,19 @@ def _reach(user: Any, permission: str) -> frozenset[int] | None:
     permissions."""
     if user is None or not user.is_active or not user.has_perm(permission):
         return frozenset()
-    if user.is_superuser or not scoping_on():
+    if user.is_superuser:
         return None
-    cache = user.__dict__.setdefault("_jobs_team_reach", {})
+    cache = getattr(user, "_jobs_team_reach", None)
+    if cache is None:
+        cache = {}
+        user._jobs_team_reach = cache
     if permission in cache:
         return cache[permission]
+    if "scoping_on" not in cache:
+        cache["scoping_on"] = scoping_on()
+    if not cache["scoping_on"]:
+        cache[permission] = None
+        return None
     app_label, _dot, codename = permission.partition(".")
     held = {"codename": codename, "content_type__app_label": app_label}
     if user.user_permissions.filter(**held).exists():
