@@ -44,7 +44,9 @@ class ChangeJobFilter(admin.SimpleListFilter):
         if not job_id:
             return []
         try:
-            row = JobChange.objects.filter(job_id=job_id).values_list("job_id", "job_name")[:1]
+            # Among the records the user may see: another team's job is not named.
+            records = model_admin.get_queryset(request).filter(job_id=job_id)
+            row = records.values_list("job_id", "job_name")[:1]
             return [(str(pk), name) for pk, name in row]
         except ValidationError:  # not a UUID
             return []

@@ -41,6 +41,7 @@ from jobs.admin.teams import ScopedAdminMixin, acting_on
 from jobs.models import Job, JobHistory, NotificationAttempt, gate
 from jobs.models.changes import current_actor
 from jobs.queues import settings as queues
+from jobs.web import scoping
 
 # Retrying is a few queries per run; a select-all over the history must not run for minutes.
 MAX_RUNS_PER_RETRY = 1000
@@ -62,7 +63,8 @@ class RunJobFilter(admin.SimpleListFilter):
         if not job_id:
             return []
         try:
-            return list(Job.objects.filter(pk=job_id).values_list("pk", "name"))
+            jobs = scoping.visible_jobs(request)  # another team's job is not named
+            return list(jobs.filter(pk=job_id).values_list("pk", "name"))
         except ValidationError:  # not a UUID
             return []
 

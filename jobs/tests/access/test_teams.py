@@ -299,6 +299,12 @@ def test_no_list_shows_another_teams_job(world: World, team_b: Client) -> None:
         assert str(world.run.pk) not in body, name
 
 
+def test_the_admins_job_filters_do_not_name_another_teams_job(world: World, team_b: Client) -> None:
+    for name in ("admin:jobs_jobhistory_changelist", "admin:jobs_jobchange_changelist"):
+        response = team_b.get(reverse(name), {"job": str(world.job.pk)})
+        assert SECRET_NAME not in response.content.decode(), name
+
+
 def test_the_lists_show_a_site_wide_viewer_every_job(world: World) -> None:
     client = personas.signed_in(personas.viewer(staff=True))
     for name in ("jobs:job_list", "jobs:api-job-list", "admin:jobs_job_changelist"):
