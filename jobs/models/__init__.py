@@ -5,7 +5,8 @@ Job.objects), job_rules (what makes a job valid, in Python and in the database),
 (JobHistory and its queries), notices (alert attempts, scheduler heartbeats), changes (the
 audit trail: JobChange, and who is acting through which channel), chains (the rules and
 the saving of Job.on_success / Job.on_failure), scheduler (the pause switch, the
-site-wide events beside the audit trail, the scheduler-down incident row). Everything
+site-wide events beside the audit trail, the scheduler-down incident row), teams (Team,
+and which jobs a user sees and acts on). Everything
 that was importable from `jobs.models` still is, from here.
 """
 
