@@ -312,9 +312,7 @@ JOBS_BACKFILL_MAX_RUNS = env_int("JOBS_BACKFILL_MAX_RUNS", 1000, minimum=1, maxi
 # Jobs of a team seen and run by its members only (docs/permissions.md "Teams"): true/false/auto.
 JOBS_TEAM_SCOPED = env_str("JOBS_TEAM_SCOPED", "auto").strip().lower()
 if JOBS_TEAM_SCOPED not in ("true", "false", "auto"):
-    raise ImproperlyConfigured(
-        f"JOBS_TEAM_SCOPED must be true, false or auto, got {JOBS_TEAM_SCOPED!r}"
-    )
+    raise ImproperlyConfigured(f"JOBS_TEAM_SCOPED is true, false or auto: {JOBS_TEAM_SCOPED!r}")
 JOBS_EXECUTOR = env_str("JOBS_EXECUTOR", "jobs.executors.SimulatedExecutor")
 # A queue whose oldest ready run has waited longer than this is stalled: the dashboard
 # marks it and the health check reports it (jobs/queues/settings.py); 0: never.
