@@ -30,6 +30,7 @@ DEFAULTS: dict[str, Any] = {
     "JOBS_SHUTDOWN_GRACE_SECONDS": 30.0,
     "JOBS_CLAIM_BATCH": 500,
     "JOBS_BACKFILL_MAX_RUNS": 1000,
+    "JOBS_TEAM_SCOPED": "auto",
     "JOBS_EXECUTOR": "jobs.executors.SimulatedExecutor",
     "JOBS_HISTORY_KEEP_PER_JOB": 1000,
     "JOBS_HISTORY_MAX_AGE_DAYS": 30.0,

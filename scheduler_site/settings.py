@@ -311,6 +311,10 @@ JOBS_SHUTDOWN_GRACE_SECONDS = env_float("JOBS_SHUTDOWN_GRACE_SECONDS", 30.0, min
 JOBS_CLAIM_BATCH = env_int("JOBS_CLAIM_BATCH", 500, minimum=1, maximum=5000)
 # The most runs one backfill creates (POST /api/v1/jobs/<id>/backfill/, manage.py backfill).
 JOBS_BACKFILL_MAX_RUNS = env_int("JOBS_BACKFILL_MAX_RUNS", 1000, minimum=1, maximum=100000)
+# Jobs of a team seen and run by its members only (docs/permissions.md "Teams"): true/false/auto.
+JOBS_TEAM_SCOPED = env_str("JOBS_TEAM_SCOPED", "auto").strip().lower()
+if JOBS_TEAM_SCOPED not in ("true", "false", "auto"):
+    raise ImproperlyConfigured(f"JOBS_TEAM_SCOPED is true, false or auto: {JOBS_TEAM_SCOPED!r}")
 JOBS_EXECUTOR = env_str("JOBS_EXECUTOR", "jobs.executors.SimulatedExecutor")
 # A queue whose oldest ready run has waited longer than this is stalled: the dashboard
 # marks it and the health check reports it (jobs/queues/settings.py); 0: never.

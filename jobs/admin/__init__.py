@@ -7,7 +7,8 @@ Its modules: common (formatting, lean lists, the capped paginator, bulk-action r
 jobs (JobAdmin, with its form in job_forms, its sections in job_fieldsets, the list's
 filter and columns in job_list, the latest runs in job_runs, the actions in job_actions),
 runs (JobHistoryAdmin), changes (JobChangeAdmin, the audit trail), scheduler (the pause
-switch and its record) and tokens (API tokens, for superusers only).
+switch and its record), teams (the team scoping of the lists and pages above, and the
+Teams admin) and tokens (API tokens, for superusers only).
 
 The run table grows without bound, so its pages avoid anything that scales with it:
 no full COUNT(*) (a capped count instead), no facet counts, sorting only the newest-first
@@ -21,7 +22,7 @@ from django.utils.translation import gettext_lazy as _
 
 # Importing the modules registers their ModelAdmins (Django's autodiscovery imports
 # this package only).
-from jobs.admin import changes, jobs, runs, scheduler, tokens
+from jobs.admin import changes, jobs, runs, scheduler, teams, tokens
 from jobs.admin.calendars import BlackoutAdmin, CalendarAdmin
 from jobs.admin.changes import JobChangeAdmin
 from jobs.admin.common import LIST_PER_PAGE, CappedCountPaginator
@@ -47,5 +48,6 @@ __all__ = [
     "jobs",
     "runs",
     "scheduler",
+    "teams",
     "tokens",
 ]

@@ -24,6 +24,7 @@ from jobs.admin.common import (
     RecordedByCodeMixin,
     time_column,
 )
+from jobs.admin.teams import ScopedAdminMixin
 from jobs.models import Job, JobChange
 from jobs.web.changes import field_changes
 
@@ -43,7 +44,9 @@ class ChangeJobFilter(admin.SimpleListFilter):
         if not job_id:
             return []
         try:
-            row = JobChange.objects.filter(job_id=job_id).values_list("job_id", "job_name")[:1]
+            # Among the records the user may see: another team's job is not named.
+            records = model_admin.get_queryset(request).filter(job_id=job_id)
+            row = records.values_list("job_id", "job_name")[:1]
             return [(str(pk), name) for pk, name in row]
         except ValidationError:  # not a UUID
             return []
@@ -59,7 +62,9 @@ class ChangeJobFilter(admin.SimpleListFilter):
 
 
 @admin.register(JobChange)
-class JobChangeAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
+class JobChangeAdmin(
+    ScopedAdminMixin, AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin
+):
     list_display = ("created", "job_name", "action", "channel", "username", "fields_changed")
     list_display_links = ("created",)
     list_filter = ("action", "channel", ChangeJobFilter)

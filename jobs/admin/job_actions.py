@@ -13,8 +13,9 @@ from django.utils.translation import ngettext_lazy
 
 from jobs import engine
 from jobs.access import permissions as access
-from jobs.access.permissions import RUN_JOB
+from jobs.access.permissions import CHANGE_JOB, RUN_JOB
 from jobs.admin.common import BulkAction
+from jobs.admin.teams import acting_on
 from jobs.models import Job, gate
 
 
@@ -28,8 +29,10 @@ class JobActionsMixin:
     def run_now(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
         action = BulkAction(self, request)
         # A job with JOBS_MAX_PENDING_MANUAL_RUNS waiting already is refused: named, the
-        # rest go on.
-        action.apply(queryset, engine.run_now, (engine.ManualRunsExceeded,))
+        # rest go on. Another team's jobs are not acted on (acting_on).
+        action.apply(
+            acting_on(request, queryset, RUN_JOB), engine.run_now, (engine.ManualRunsExceeded,)
+        )
         action.report_done(
             ngettext_lazy(
                 "Queued %(count)d run; it starts as soon as a worker is free.",
@@ -60,7 +63,8 @@ class JobActionsMixin:
 
         action = BulkAction(self, request)
         # e.g. a one-off job whose time has passed is refused: reported, the rest go on.
-        action.apply(queryset.filter(is_active=not active), change, (ValidationError,))
+        selected = acting_on(request, queryset, CHANGE_JOB).filter(is_active=not active)
+        action.apply(selected, change, (ValidationError,))
         if active:
             action.report_done(
                 ngettext_lazy("Enabled %(count)d job.", "Enabled %(count)d jobs.", "count")

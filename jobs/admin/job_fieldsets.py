@@ -26,7 +26,7 @@ def _masked_fields(fields: Sequence) -> tuple:
 
 
 FIELDSETS = (
-    (_("General"), {"fields": ("name", "description", "is_active")}),
+    (_("General"), {"fields": ("name", "description", "team", "is_active")}),
     (
         _("What runs"),
         {

@@ -27,13 +27,19 @@ from jobs.admin.job_fieldsets import FIELDSETS, MASKED_FIELDS, job_fieldsets
 from jobs.admin.job_forms import JobAdminForm, with_code_check, with_shell_check
 from jobs.admin.job_list import JobColumnsMixin, JobStateFilter
 from jobs.admin.job_runs import LatestRunsInline
+from jobs.admin.teams import ScopedAdminMixin
 from jobs.models import JOB_SEARCH_FIELDS, Job, JobHistory
 from jobs.web.widgets import TimeZoneSelect, mark_schedule_switch
 
 
 @admin.register(Job)
 class JobAdmin(
-    JobColumnsMixin, JobActionsMixin, AdminScreensMixin, LeanListMixin, admin.ModelAdmin
+    ScopedAdminMixin,
+    JobColumnsMixin,
+    JobActionsMixin,
+    AdminScreensMixin,
+    LeanListMixin,
+    admin.ModelAdmin,
 ):
     form = JobAdminForm
     # A search as you type (the admin's own, JobQuerySet.search through

@@ -37,9 +37,11 @@ from jobs.admin.common import (
     run_status_badge,
     time_column,
 )
+from jobs.admin.teams import ScopedAdminMixin, acting_on
 from jobs.models import Job, JobHistory, NotificationAttempt, gate
 from jobs.models.changes import current_actor
 from jobs.queues import settings as queues
+from jobs.web import scoping
 
 # Retrying is a few queries per run; a select-all over the history must not run for minutes.
 MAX_RUNS_PER_RETRY = 1000
@@ -61,7 +63,8 @@ class RunJobFilter(admin.SimpleListFilter):
         if not job_id:
             return []
         try:
-            return list(Job.objects.filter(pk=job_id).values_list("pk", "name"))
+            jobs = scoping.visible_jobs(request)  # another team's job is not named
+            return list(jobs.filter(pk=job_id).values_list("pk", "name"))
         except ValidationError:  # not a UUID
             return []
 
@@ -138,7 +141,9 @@ class NotificationAttemptInline(admin.TabularInline):
 
 
 @admin.register(JobHistory)
-class JobHistoryAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin):
+class JobHistoryAdmin(
+    ScopedAdminMixin, AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, admin.ModelAdmin
+):
     # What fits 1280 px beside the admin's two sidebars, with the time on one line
     # (jobs/static/jobs/admin.css, which also cuts long worker names): the times it
     # started and finished are on the run's page, and the duration says how long it took.
@@ -309,6 +314,7 @@ class JobHistoryAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, adm
 
     @admin.action(description=_("Retry the selected failed runs"), permissions=["retry"])
     def retry(self, request: HttpRequest, queryset: QuerySet[JobHistory]) -> None:
+        queryset = acting_on(request, queryset, RUN_JOB)
         runs = queryset.select_related(None).only("job", "scheduled_for", "attempt", "status")
         action = BulkAction(self, request)
         if action.over_cap(
@@ -333,7 +339,7 @@ class JobHistoryAdmin(AdminScreensMixin, RecordedByCodeMixin, LeanListMixin, adm
         description=_("Cancel the selected pending or running runs"), permissions=["cancel"]
     )
     def cancel(self, request: HttpRequest, queryset: QuerySet[JobHistory]) -> None:
-        runs = queryset.select_related(None).only("pk")
+        runs = acting_on(request, queryset, RUN_JOB).select_related(None).only("pk")
         action = BulkAction(self, request)
         if action.over_cap(
             runs,

@@ -43,3 +43,18 @@ class JobPermissions(BasePermission):
             return True
         self.message = f"You need the permission {needed} for this."
         return False
+
+    def has_object_permission(self, request: Request, view: APIView, obj: object) -> bool:
+        """A job or run the user may see (the view's queryset is scoped: another team's is
+        a 404) but not act on with this permission through its team: 403."""
+        # Here, not at the top: settings import this module before the models load.
+        from jobs.web import scoping
+
+        job = getattr(obj, "job", obj)
+        needed = required_permission(request, view)
+        if needed is None or not hasattr(job, "team_id"):
+            return True
+        if scoping.may(request, needed, job):  # type: ignore[arg-type]
+            return True
+        self.message = f"You need the permission {needed} for this job's team."
+        return False

@@ -20,6 +20,7 @@ from jobs.api.policy import ApiPolicy, extend_schema
 from jobs.api.views import ActorMixin
 from jobs.queues import settings as queues
 from jobs.queues import status as queue_status
+from jobs.web import scoping
 
 
 class QueueSerializer(serializers.Serializer):
@@ -82,4 +83,6 @@ class QueuesView(ApiPolicy, ActorMixin, APIView):
     )
     def get(self, request: Request) -> Response:
         now = timezone.now()
-        return Response(QueuesSerializer(QueuesSerializer.of(now, queue_status.snapshot(now))).data)
+        # The figures count every team's runs: a team-scoped user gets no queue.
+        found = queue_status.snapshot(now) if scoping.filters(request).jobs is None else []
+        return Response(QueuesSerializer(QueuesSerializer.of(now, found)).data)

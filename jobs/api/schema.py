@@ -101,14 +101,14 @@ def _refuse_nul(param: dict[str, Any]) -> None:
         schema["pattern"] = NO_NUL_PATTERN
 
 
-# A database's integer key (calendars, blackout windows, and a job's calendar): positive,
+# A database's integer key (calendars, blackout windows, a job's calendar and team): positive,
 # and no larger than the largest integer a JSON client holds exactly (an int64 would not).
 INTEGER_KEY_RANGE = {"minimum": 1, "maximum": 2**53 - 1}
-_INTEGER_KEYS = {"id", "calendar"}
+_INTEGER_KEYS = {"id", "calendar", "team"}
 
 
 def state_integer_key_limits(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-    """Give the integer keys (path parameters and properties named id or calendar) the
+    """Give the integer keys (path parameters and properties named id, calendar or team) the
     range they hold, which drf-spectacular leaves out of a model's automatic key."""
 
     def bound(node: dict[str, Any]) -> None:

@@ -40,6 +40,7 @@ from jobs.models import Channel, Job, JobChange, JobHistory, gate
 from jobs.models.chains import CHAIN_FIELDS
 from jobs.models.changes import reset_actor, set_actor
 from jobs.pytasks import registry
+from jobs.web import scoping
 
 
 def _query(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
@@ -97,7 +98,7 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
         # the chains' ids come with two queries per page.
         ids_only = Job.objects.only("pk").order_by()
         return (
-            Job.objects.with_running()
+            scoping.visible_jobs(self.request, Job.objects.with_running())
             .order_by("name", "id")
             .prefetch_related(*(Prefetch(name, queryset=ids_only) for name in CHAIN_FIELDS))
         )
@@ -127,7 +128,7 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
         responses={201: RunDetailSerializer, 409: OpenApiTypes.OBJECT},
     )
     @action(detail=True, methods=["post"])
-    def run(self, request: Request, pk: str | None = None) -> Response:
+    def run(self, request: Request, pk: str | None = None, **kwargs: Any) -> Response:
         job = self.get_object()
         body = RunNowSerializer(data=request.data if isinstance(request.data, dict) else {})
         body.is_valid(raise_exception=True)
@@ -165,7 +166,7 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
         responses={201: BackfillAnswerSerializer},
     )
     @action(detail=True, methods=["post"])
-    def backfill(self, request: Request, pk: str | None = None) -> Response:
+    def backfill(self, request: Request, pk: str | None = None, **kwargs: Any) -> Response:
         job = self.get_object()
         body = BackfillSerializer(data=request.data if isinstance(request.data, dict) else {})
         body.is_valid(raise_exception=True)
@@ -178,12 +179,12 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
 
     @extend_schema(summary="Enable a job", request=None, responses={200: JobSerializer})
     @action(detail=True, methods=["post"])
-    def enable(self, request: Request, pk: str | None = None) -> Response:
+    def enable(self, request: Request, pk: str | None = None, **kwargs: Any) -> Response:
         return self._set_active(True)
 
     @extend_schema(summary="Disable a job", request=None, responses={200: JobSerializer})
     @action(detail=True, methods=["post"])
-    def disable(self, request: Request, pk: str | None = None) -> Response:
+    def disable(self, request: Request, pk: str | None = None, **kwargs: Any) -> Response:
         return self._set_active(False)
 
     def _set_active(self, active: bool) -> Response:
@@ -224,8 +225,9 @@ class RunViewSet(ApiPolicy, ActorMixin, viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self) -> QuerySet[JobHistory]:
         if self.action == "retrieve":
-            return JobHistory.objects.select_related("job").prefetch_related("notifications")
-        return _runs()
+            runs = JobHistory.objects.select_related("job").prefetch_related("notifications")
+            return scoping.visible_runs(self.request, runs)
+        return scoping.visible_runs(self.request, _runs())
 
     def get_serializer_class(self) -> type[serializers.Serializer]:
         return RunDetailSerializer if self.action == "retrieve" else RunSerializer
@@ -241,7 +243,7 @@ class RunViewSet(ApiPolicy, ActorMixin, viewsets.ReadOnlyModelViewSet):
         summary="Cancel a run",
     )
     @action(detail=True, methods=["post"])
-    def cancel(self, request: Request, pk: str | None = None) -> Response:
+    def cancel(self, request: Request, pk: str | None = None, **kwargs: Any) -> Response:
         """Cancel a pending or running run (409 if it has already finished)."""
         run = self.get_object()
         try:
@@ -267,7 +269,8 @@ class JobRunsView(ApiPolicy, ActorMixin, generics.ListAPIView):
         # 404 for an unknown or malformed id, not an empty list.
         # (values_list: Job.from_db reads the schedule fields, which .only() would defer.)
         job_id = generics.get_object_or_404(
-            Job.objects.values_list("pk", flat=True), pk=self.kwargs["job_pk"]
+            scoping.visible_jobs(self.request).values_list("pk", flat=True),
+            pk=self.kwargs["job_pk"],
         )
         params = _query(JobRunFilterSerializer, self.request)
         return _runs().filter(job_id=job_id).matching(**params)
@@ -293,7 +296,11 @@ class JobChangesView(ApiPolicy, ActorMixin, generics.ListAPIView):
             raise exceptions.NotFound() from None
         changes = JobChange.objects.filter(job_id=job_id).order_by("-created_at", "-id")
         # 404 only when there is neither a job nor any record (a deleted job has records).
-        if not Job.objects.filter(pk=job_id).exists() and not changes.exists():
+        if Job.objects.filter(pk=job_id).exists():
+            if not scoping.visible_jobs(self.request).filter(pk=job_id).exists():
+                raise exceptions.NotFound()  # another team's
+        # A deleted job's records: its team is gone with it, so site-wide viewers only.
+        elif not changes.exists() or scoping.filters(self.request).jobs is not None:
             raise exceptions.NotFound()
         return changes
 

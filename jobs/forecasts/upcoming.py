@@ -18,12 +18,12 @@ from __future__ import annotations
 import math
 import uuid
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property
 from itertools import pairwise
-from typing import NamedTuple
+from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo
 
 from django.utils.formats import date_format
@@ -184,11 +184,17 @@ class Timeline:
 
 
 def timeline(
-    now: datetime, span: Span, zone: ZoneInfo, *, paused: PauseWindow | None = None
+    now: datetime,
+    span: Span,
+    zone: ZoneInfo,
+    *,
+    paused: PauseWindow | None = None,
+    only: Collection[Any] | None = None,
 ) -> Timeline:
     """Every job's occurrences in [now, now + span.length), in order, the buckets in the
     viewer's zone `zone`. While the scheduler is `paused`, only those from when it
-    resumes (none for a pause with no end)."""
+    resumes (none for a pause with no end). With `only`, of the jobs with those ids (a
+    team-scoped viewer's)."""
     buckets = _buckets(now, span, zone)
     edges = [density.micros(bucket.start) for bucket in buckets]
     edges.append(density.micros(buckets[-1].end))
@@ -209,6 +215,8 @@ def timeline(
     disabled = 0
     for job in jobs:
         key, name, kind, interval, unit, expression, zone, active, first = job[:9]
+        if only is not None and uuid.UUID(hex=str(key)) not in only:
+            continue
         if not active:
             disabled += 1
             ranked.append((1, 0, name, key, job))

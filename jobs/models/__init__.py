@@ -6,7 +6,8 @@ Job.objects), job_rules (what makes a job valid, in Python and in the database),
 audit trail: JobChange, and who is acting through which channel), chains (the rules and
 the saving of Job.on_success / Job.on_failure), scheduler (the pause switch, the
 site-wide events beside the audit trail, the scheduler-down incident row), tokens (the
-API's named, hashed, expiring tokens). Everything
+API's named, hashed, expiring tokens), teams (Team, and which jobs a user sees and acts
+on). Everything
 that was importable from `jobs.models` still is, from here.
 """
 
@@ -87,6 +88,7 @@ from jobs.models.scheduler import (
     clean_pause,
     pause_errors,
 )
+from jobs.models.teams import Team
 from jobs.models.tokens import ApiToken, IssuedToken, find_token, issue_token, revoke_token
 
 __all__ = [
@@ -159,6 +161,7 @@ __all__ = [
     "SchedulerHealth",
     "SchedulerHeartbeat",
     "SchedulerState",
+    "Team",
     "Trigger",
     "acting",
     "capped_count",

@@ -26,7 +26,7 @@ from django.utils.translation import gettext_lazy as _
 from jobs import text
 from jobs.access import masking
 from jobs.calendars.planning import MAX_JITTER_SECONDS
-from jobs.models import chains, code, gate, job_rules, quotas
+from jobs.models import chains, code, gate, job_rules, quotas, teams
 from jobs.models.calendars import CalendarPolicy
 from jobs.models.choices import (
     CODE_SOURCE_MAX_LENGTH,
@@ -242,6 +242,18 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
         blank=True,
         related_name="jobs",
         help_text=_("Blank: every day counts."),
+    )
+    # The team that owns the job (jobs.models.teams): with team scoping on, only its
+    # members (and site-wide users) see and act on it. PROTECT: deleting the group would
+    # otherwise make its jobs everyone's.
+    team = models.ForeignKey(
+        "auth.Group",
+        verbose_name=_("team"),
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="jobs",
+        help_text=_("Blank: the site's, seen by everyone who may see jobs."),
     )
     calendar_policy = models.CharField(
         _("on a day off"),
@@ -484,6 +496,7 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
         if not errors.keys() & {"interval", "interval_unit"}:
             # The shortest interval a user without jobs.use_shell may give (quotas).
             errors.update(quotas.interval_errors(self, self.acting_user))
+        errors.update(teams.team_errors(self))
         if errors:
             raise ValidationError(errors)
         # Last, on the values as every rule left them: whether the acting user may make

@@ -50,3 +50,51 @@ def signed_in(user: Any) -> Client:
     client = Client()
     client.force_login(user)
     return client
+
+
+# --- teams (jobs.models.teams) ---------------------------------------------------------
+# A team is a group ("Team A"), marked as one; its viewers hold view_job through that
+# group, its operators view/run/change through a role group ("Team A operators") that
+# grants for Team A's jobs.
+
+
+def team(name: str = "A") -> Any:
+    """The group of team `name`, marked as a team, holding view_job (its viewers)."""
+    from django.contrib.auth.models import Group, Permission
+
+    from jobs.models import Team
+
+    group, _created = Group.objects.get_or_create(name=f"Team {name}")
+    Team.objects.get_or_create(group=group)
+    group.permissions.add(Permission.objects.get(codename="view_job"))
+    return group
+
+
+def _team_operators(name: str) -> Any:
+    from django.contrib.auth.models import Group, Permission
+
+    from jobs.models import Team
+
+    group, _created = Group.objects.get_or_create(name=f"Team {name} operators")
+    Team.objects.get_or_create(group=group, defaults={"grants_for": team(name)})
+    group.permissions.add(
+        *Permission.objects.filter(
+            content_type__app_label="jobs", codename__in=(*JOB_OPERATORS.codenames, "delete_job")
+        )
+    )
+    return group
+
+
+def team_viewer(team_name: str = "A", name: str = "") -> Any:
+    """Sees the site's jobs and team `team_name`'s; changes nothing."""
+    user = make_user(name or f"viewer_{team_name.lower()}")
+    user.groups.add(team(team_name))
+    return user
+
+
+def team_operator(team_name: str = "A", name: str = "", *, staff: bool = False) -> Any:
+    """Runs, changes and deletes team `team_name`'s jobs (and sees the site's); staff: it
+    uses the admin too."""
+    user = make_user(name or f"operator_{team_name.lower()}", staff=staff)
+    user.groups.add(team(team_name), _team_operators(team_name))
+    return user

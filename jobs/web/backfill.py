@@ -9,13 +9,13 @@ import uuid
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods
 
 from jobs import engine
 from jobs.access.permissions import RUN_JOB
-from jobs.models import Job
+from jobs.web import scoping
 from jobs.web.forms.calendars import BackfillForm
 from jobs.web.views import needs
 
@@ -26,7 +26,7 @@ CONFIRM = "confirm"
 @require_http_methods(["GET", "POST"])
 @needs(RUN_JOB)
 def job_backfill(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
-    job = get_object_or_404(Job, pk=job_id)
+    job = scoping.job_or_404(request, RUN_JOB, job_id)
     form = BackfillForm(job, request.POST or None)
     context = {"section": "jobs", "job": job, "form": form}
     if request.method != "POST":

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -28,6 +29,7 @@ from django.views.decorators.http import require_POST
 from jobs import engine
 from jobs.access.permissions import CHANGE_JOB, RUN_JOB, VIEW_JOB
 from jobs.models import Job
+from jobs.web import scoping
 from jobs.web.views import JOBS_PER_PAGE, _next_url, needs
 
 # At most one page of the list at a time.
@@ -70,7 +72,9 @@ class BadSelection(Exception):
     """The posted selection is not one to act on; the message says why."""
 
 
-def read_selection(action_name: str, values: Sequence[str]) -> tuple[BulkAction, list[Job]]:
+def read_selection(
+    action_name: str, values: Sequence[str], visible: QuerySet[Job] | None = None
+) -> tuple[BulkAction, list[Job]]:
     """The action and the jobs a bulk post names, in the order of their names; raises
     BadSelection when either is not valid."""
     action = ACTIONS.get(action_name)
@@ -86,7 +90,9 @@ def read_selection(action_name: str, values: Sequence[str]) -> tuple[BulkAction,
         ids = {uuid.UUID(value) for value in values}
     except ValueError:
         raise BadSelection(_("The list of jobs is not valid.")) from None
-    jobs = list(Job.objects.filter(pk__in=ids).order_by("name", "id"))
+    # Among the jobs the user may see: another team's is as unknown as a deleted one.
+    visible = Job.objects.all() if visible is None else visible
+    jobs = list(visible.filter(pk__in=ids).order_by("name", "id"))
     if len(jobs) != len(ids):
         raise BadSelection(
             _("Some of the ticked jobs no longer exist: reload the list and tick them again.")
@@ -94,14 +100,14 @@ def read_selection(action_name: str, values: Sequence[str]) -> tuple[BulkAction,
     return action, jobs
 
 
-def apply_to_jobs(user: Any, action: BulkAction, jobs: Sequence[Job]) -> BulkOutcome:
+def apply_to_jobs(request: Any, action: BulkAction, jobs: Sequence[Job]) -> BulkOutcome:
     """Do `action` to each job the user may act on, one job at a time, each in the
     action's own transaction (its audit entry with it)."""
     outcome = BulkOutcome(done=[], refused=[], failed=[])
     for job in jobs:
         # The single action's question, asked for every job: no job slips through on
         # the strength of another.
-        if not user.has_perm(action.permission):
+        if not scoping.may(request, action.permission, job):
             outcome.refused.append(job.name)
             continue
         try:
@@ -127,12 +133,14 @@ def job_bulk(request: HttpRequest) -> HttpResponse:
     back = redirect(_next_url(request, reverse("jobs:job_list")))
     try:
         action, jobs = read_selection(
-            request.POST.get(ACTION_FIELD, ""), request.POST.getlist(JOB_FIELD)
+            request.POST.get(ACTION_FIELD, ""),
+            request.POST.getlist(JOB_FIELD),
+            scoping.visible_jobs(request),
         )
     except BadSelection as refusal:
         messages.error(request, _("Nothing was changed: %(why)s") % {"why": refusal})
         return back
-    outcome = apply_to_jobs(request.user, action, jobs)
+    outcome = apply_to_jobs(request, action, jobs)
     if outcome.done:
         messages.success(request, action.done % {"names": _names(outcome.done)})
     if outcome.refused:

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from django import forms
+from django.db.models import QuerySet
 from django.urls import reverse
 
 from jobs.models import Job
@@ -93,12 +94,20 @@ class Choices(NamedTuple):
     more: bool  # more jobs match than are shown
 
 
-def job_choices(text: str, *, exclude: Iterable[Any] = ()) -> Choices:
+def job_choices(
+    text: str, *, exclude: Iterable[Any] = (), among: QuerySet[Job] | None = None
+) -> Choices:
     """The first CHOICES_SHOWN jobs whose name, description or command holds every word
-    of `text` (the one search, JobQuerySet.search), without the `exclude` ones."""
+    of `text` (the one search, JobQuerySet.search), without the `exclude` ones; `among`
+    the jobs the user may chain to (jobs.web.scoping.chainable_jobs)."""
     if not text.strip():
         return Choices([], False)
-    jobs = Job.objects.search(text).exclude(pk__in=_uuids(exclude)).order_by("name", "pk")
+    jobs = (
+        (Job.objects.all() if among is None else among)
+        .search(text)
+        .exclude(pk__in=_uuids(exclude))
+        .order_by("name", "pk")
+    )
     found = list(jobs.values_list("pk", "name")[: CHOICES_SHOWN + 1])
     return Choices(found[:CHOICES_SHOWN], len(found) > CHOICES_SHOWN)
 

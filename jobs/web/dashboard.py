@@ -130,10 +130,15 @@ def hour_floor(moment: datetime) -> datetime:
     return moment.replace(minute=0, second=0, microsecond=0)
 
 
-def hourly_counts(now: datetime) -> list[HourCounts]:
-    """Runs created in each of the last 24 hours (the current one included), by status."""
+def hourly_counts(now: datetime, runs: Q | None = None) -> list[HourCounts]:
+    """Runs created in each of the last 24 hours (the current one included), by status;
+    with `runs` (a team-scoped user's filter), of those runs only, counted afresh (the
+    cache holds the site's counts)."""
     current = hour_floor(now)
     hours = [current - timedelta(hours=HOURS - 1 - i) for i in range(HOURS)]
+    if runs is not None:
+        counted = _count_by_hour(hours[0], None, runs)
+        return [HourCounts(start=hour, counts=counted.get(hour, _zeroes())) for hour in hours]
     counts = _completed_hours(hours[:-1])
     counts[current] = _count_by_hour(current, None).get(current, _zeroes())
     return [HourCounts(start=hour, counts=counts[hour]) for hour in hours]
@@ -143,9 +148,11 @@ def _zeroes() -> dict[str, int]:
     return dict.fromkeys(RunStatus.values, 0)
 
 
-def _count_by_hour(since: datetime, until: datetime | None) -> dict[datetime, dict[str, int]]:
+def _count_by_hour(
+    since: datetime, until: datetime | None, runs: Q | None = None
+) -> dict[datetime, dict[str, int]]:
     by_hour: dict[datetime, dict[str, int]] = {}
-    for hour, status, count in JobHistory.objects.hourly_status_counts(
+    for hour, status, count in JobHistory.objects.filter(runs or Q()).hourly_status_counts(
         since, until, hour=store().hour_of("created_at")
     ):
         by_hour.setdefault(hour, _zeroes())[status] = count
@@ -180,8 +187,12 @@ def _completed_hours(hours: list[datetime]) -> dict[datetime, dict[str, int]]:
     return counts
 
 
-def summary(hours: list[HourCounts], by_queue: list[queue_status.QueueState]) -> Summary:
-    jobs = Job.objects.aggregate(total=Count("pk"), active=Count("pk", filter=Q(is_active=True)))
+def summary(
+    hours: list[HourCounts], by_queue: list[queue_status.QueueState], jobs_q: Q | None = None
+) -> Summary:
+    jobs = Job.objects.filter(jobs_q or Q()).aggregate(
+        total=Count("pk"), active=Count("pk", filter=Q(is_active=True))
+    )
     # The queues' active runs, added up: no count of their own.
     pending = sum(queue.pending + queue.waiting_later for queue in by_queue)
     running = sum(queue.running for queue in by_queue)
@@ -261,23 +272,30 @@ def chart(hours: list[HourCounts]) -> Chart:
     return Chart(bars=bars, grid=grid)
 
 
-def live_context(now: datetime | None = None) -> dict:
-    """Everything the refreshing part of the dashboard shows."""
+def live_context(
+    now: datetime | None = None, *, jobs_q: Q | None = None, runs_q: Q | None = None
+) -> dict:
+    """Everything the refreshing part of the dashboard shows; with `jobs_q` and `runs_q`
+    (a team-scoped user's filters, jobs.models.teams), of those jobs and runs only. The
+    queues card counts every team's runs, so a scoped user gets none."""
     now = now or timezone.now()
-    hours = hourly_counts(now)
-    by_queue = queue_status.snapshot(now)
+    hours = hourly_counts(now, runs_q)
+    by_queue = queue_status.snapshot(now) if runs_q is None else []
     return {
         "now": now,
-        "summary": summary(hours, by_queue),
+        "summary": summary(hours, by_queue, jobs_q),
         "queues": by_queue,
         "chart": chart(hours),
         # .defer("log"): a run's log can be long, and these lists do not show it.
         "in_progress": list(
-            JobHistory.objects.in_progress().select_related("job").defer("log")[:IN_PROGRESS_SHOWN]
+            JobHistory.objects.in_progress()
+            .filter(runs_q or Q())
+            .select_related("job")
+            .defer("log")[:IN_PROGRESS_SHOWN]
         ),
-        "upcoming": list(Job.objects.upcoming()[:UPCOMING_SHOWN]),
+        "upcoming": list(Job.objects.upcoming().filter(jobs_q or Q())[:UPCOMING_SHOWN]),
         "failures": list(
-            JobHistory.objects.filter(status=RunStatus.FAILED)
+            JobHistory.objects.filter(runs_q or Q(), status=RunStatus.FAILED)
             .newest_first()
             .select_related("job")
             .defer("log")[:FAILURES_SHOWN]

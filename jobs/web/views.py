@@ -44,7 +44,7 @@ from jobs.models import NAME_MAX_LENGTH, Job, JobChange, JobHistory, RunStatus, 
 from jobs.models.chains import CHAIN_FIELDS, chain_links
 from jobs.web import chains as chain_fields
 from jobs.web import changes as job_changes
-from jobs.web import context_processors, listing
+from jobs.web import context_processors, listing, scoping
 from jobs.web import dashboard as dashboard_data
 from jobs.web.forms import (
     SHOW_TASK,
@@ -94,7 +94,9 @@ def _next_url(request: HttpRequest, default: str) -> str:
 @vary_on_headers("HX-Request")
 @needs(VIEW_JOB)
 def dashboard(request: HttpRequest) -> HttpResponse:
-    context = {"section": "dashboard", **dashboard_data.live_context()}
+    scope = scoping.filters(request)
+    live = dashboard_data.live_context(jobs_q=scope.jobs, runs_q=scope.runs)
+    context = {"section": "dashboard", **live}
     return _fragment_or_page(request, "jobs/_dashboard_live.html", "jobs/dashboard.html", context)
 
 
@@ -109,7 +111,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
     filters.is_valid()  # an invalid filter is shown with its error and left out
     wanted = filters.cleaned_data
     sort = listing.read_sort(request.GET.get(listing.SORT_PARAMETER))
-    jobs = listing.sorted_jobs(Job.objects.with_running(), sort)
+    jobs = listing.sorted_jobs(scoping.visible_jobs(request, Job.objects.with_running()), sort)
     if wanted.get("q"):
         jobs = jobs.search(wanted["q"])
     if wanted.get("state"):
@@ -165,7 +167,7 @@ def task_arguments(request: HttpRequest) -> HttpResponse:
     job_id = request.GET.get("job")
     if job_id:
         try:
-            job = Job.objects.filter(pk=uuid.UUID(job_id)).first()
+            job = scoping.visible_jobs(request).filter(pk=uuid.UUID(job_id)).first()
         except ValueError:
             job = None
     form = JobForm(instance=job, initial={"task": request.GET.get("task", "")}, user=request.user)
@@ -176,7 +178,7 @@ def task_arguments(request: HttpRequest) -> HttpResponse:
 @vary_on_headers("HX-Request")
 @needs(VIEW_JOB)
 def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
-    job = get_object_or_404(Job.objects.with_running(), pk=job_id)
+    job = scoping.job_or_404(request, VIEW_JOB, job_id, Job.objects.with_running())
     runs = run_page(
         job.runs.defer("log"),
         before=Cursor.parse(request.GET.get("before")),
@@ -190,7 +192,7 @@ def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
             job, request.GET.get(job_changes.PAGE_PARAMETER), request.user
         )
         context["changes_parameter"] = job_changes.PAGE_PARAMETER
-        if request.user.has_perm(RUN_JOB):
+        if scoping.may(request, RUN_JOB, job):
             run_form = RunNowForm(job, user=request.user)
             # Nothing to fill in (a simulated job, a task without parameters): one click.
             context["run_form"] = run_form if run_form.has_arguments else None
@@ -201,7 +203,7 @@ def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
 @needs(CHANGE_JOB)
 def job_restore(request: HttpRequest, job_id: uuid.UUID, change_id: int) -> HttpResponse:
     """Put the job back as it was after one of its recorded changes."""
-    job = get_object_or_404(Job, pk=job_id)
+    job = scoping.job_or_404(request, CHANGE_JOB, job_id)
     version = get_object_or_404(JobChange, pk=change_id, job_id=job.pk)
     if not job.may_restore(version, request.user):
         raise PermissionDenied(gate.change_message())
@@ -229,13 +231,13 @@ def job_restore(request: HttpRequest, job_id: uuid.UUID, change_id: int) -> Http
 @require_http_methods(["GET", "POST"])
 @needs(CHANGE_JOB)
 def job_edit(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
-    return _job_form(request, get_object_or_404(Job, pk=job_id))
+    return _job_form(request, scoping.job_or_404(request, CHANGE_JOB, job_id))
 
 
 @require_http_methods(["GET", "POST"])
 @needs(DELETE_JOB)
 def job_delete(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
-    job = get_object_or_404(Job, pk=job_id)
+    job = scoping.job_or_404(request, DELETE_JOB, job_id)
     if request.method == "POST":
         name = job.name
         job.delete()
@@ -251,7 +253,7 @@ def job_delete(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
 def job_run(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     """Run the job now: with its own arguments (one click), or with those of the "run
     now" form (`with_arguments`), which the run keeps."""
-    job = get_object_or_404(Job, pk=job_id)
+    job = scoping.job_or_404(request, RUN_JOB, job_id)
     arguments = None
     with_arguments = bool(request.POST.get("with_arguments"))
     if with_arguments and not gate.may_change_arguments(request.user, job):
@@ -313,7 +315,7 @@ def _not_enabled_message(job: Job, refusal: ValidationError) -> str:
 def job_toggle(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     """Enable or disable a job. The form says which (`active` present = enable), so a
     second click on a stale page does not undo the first."""
-    job = get_object_or_404(Job, pk=job_id)
+    job = scoping.job_or_404(request, CHANGE_JOB, job_id)
     active = bool(request.POST.get("active"))
     try:
         job.set_active(active, user=request.user)
@@ -341,7 +343,7 @@ def schedule_preview(request: HttpRequest) -> HttpResponse:
             job_id = uuid.UUID(request.GET["job"])
         except ValueError:
             raise Http404 from None
-        base = get_object_or_404(Job, pk=job_id)
+        base = scoping.job_or_404(request, VIEW_JOB, job_id)
     form = SchedulePreviewForm(request.GET)
     result = None
     errors: dict
@@ -393,6 +395,7 @@ def upcoming_page(request: HttpRequest) -> HttpResponse:
         span,
         timezone.get_current_timezone(),
         paused=pause.window if pause is not None else None,
+        only=scoping.visible_ids(request),
     )
     page = Paginator(timeline.entries, JOBS_PER_PAGE).get_page(request.GET.get("page"))
     rows = timeline.rows(page.object_list)
@@ -417,7 +420,11 @@ def job_choices(request: HttpRequest) -> HttpResponse:
     if field not in CHAIN_FIELDS:
         return HttpResponse(status=400)
     text = request.GET.get(f"{field}_search", "")[:NAME_MAX_LENGTH]
-    found = chain_fields.job_choices(text, exclude=chain_fields.read_exclusions(request.GET, field))
+    found = chain_fields.job_choices(
+        text,
+        exclude=chain_fields.read_exclusions(request.GET, field),
+        among=scoping.chainable_jobs(request),
+    )
     context = {"field": field, "choices": found.jobs, "more": found.more, "searched": bool(text)}
     return render(request, "jobs/_job_choices.html", context)
 
@@ -433,8 +440,10 @@ def history(request: HttpRequest) -> HttpResponse:
     filters.is_valid()  # an invalid filter is shown with its error and left out
     wanted = filters.cleaned_data
     # Lists never show logs, which can be long: each run's page does.
-    runs = JobHistory.objects.select_related("job").defer("log").matching(**filters.run_filters())
-    selected_job = Job.objects.filter(pk=wanted["job"]).first() if wanted.get("job") else None
+    runs = scoping.visible_runs(request, JobHistory.objects.select_related("job").defer("log"))
+    runs = runs.matching(**filters.run_filters())
+    jobs = scoping.visible_jobs(request)
+    selected_job = jobs.filter(pk=wanted["job"]).first() if wanted.get("job") else None
     before = Cursor.parse(request.GET.get("before"))
     after = Cursor.parse(request.GET.get("after"))
     context = {
@@ -459,10 +468,11 @@ def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     cancel button, log so far) is polled by htmx, which gets that fragment alone; the
     fragment of a finished run asks for no more."""
     runs = JobHistory.objects.select_related("job", "caused_by__job").defer("caused_by__log")
-    run = get_object_or_404(runs, pk=run_id)
+    run = scoping.run_or_404(request, VIEW_JOB, run_id, runs)
     # The runs it started (index jobs_run_caused_by); at most a few per chained job. Left
     # lazy: only the whole page reads it, not the live part polled while the run runs.
-    chained = run.chained_runs.select_related("job").defer("log").order_by("created_at")
+    chained = scoping.visible_runs(request, run.chained_runs.select_related("job"))
+    chained = chained.defer("log").order_by("created_at")
     context = {
         "section": "history",
         "run": run,
@@ -500,7 +510,7 @@ OTHER_ARGUMENTS_REFUSED = _lazy(
 def run_again(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     """Retry a failed run, or run a finished run's job again with the same arguments;
     then show the new run. Needs run_job, as "run now"."""
-    run = get_object_or_404(JobHistory.objects.select_related("job"), pk=run_id)
+    run = scoping.run_or_404(request, RUN_JOB, run_id)
     here = reverse("jobs:run_detail", args=[run.pk])
     how = request.POST.get("how", "")
     if how not in (RETRY, AGAIN):
@@ -565,7 +575,7 @@ def run_cancel(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     lists) answers the page that asks, whose form posts `confirm` (and `next`, where to
     go back to). It works without JavaScript; only the confirming POST changes anything.
     """
-    run = get_object_or_404(JobHistory.objects.select_related("job"), pk=run_id)
+    run = scoping.run_or_404(request, RUN_JOB, run_id)
     if not request.POST.get("confirm"):
         back = _next_url(request, reverse("jobs:run_detail", args=[run.pk]))
         context = {"section": "history", "run": run, "next": back}

@@ -163,6 +163,7 @@ class JobSerializer(serializers.ModelSerializer):
             "id",
             "name",
             "description",
+            "team",
             "command",
             "executor",
             "arguments",

@@ -15,8 +15,9 @@ pytest_plugins = ["jobs.tests.ui_support"]
 pytestmark = pytest.mark.django_db
 
 # Session, user, and the user's permissions (their own and their groups', read once per
-# request): 4 queries on every page. The rest is the page's own.
-EVERY_PAGE = 4
+# request), whether team scoping is on (JOBS_TEAM_SCOPED=auto: does any job have a
+# team, jobs.models.teams): 5 queries on every page. The rest is the page's own.
+EVERY_PAGE = 5
 EXPECTED = {
     # jobs; the queues (jobs/queues/status.py): active runs by queue (pending and running in one
     # statement, which also gives the totals that took two counts), the jobs' queue names,

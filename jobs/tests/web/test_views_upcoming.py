@@ -24,11 +24,12 @@ from jobs.tests.factories import NOW, make_job, make_user
 pytest_plugins = ["jobs.tests.ui_support"]
 pytestmark = pytest.mark.django_db
 
-# Session, user, the user's permissions: 4 queries on every page (test_views_queries.py),
+# Session, user, the user's permissions, whether team scoping is on: 5 queries on every
+# page (test_views_queries.py),
 # and the pause switch for the banner of every whole page; the page's own is one read of
 # the job table and one of the active blackout windows (no calendar on these jobs: none
 # read; with calendars and windows, jobs/tests/calendars/test_upcoming_notes.py).
-EXPECTED_QUERIES = 4 + 1 + 1 + 1
+EXPECTED_QUERIES = 5 + 1 + 1 + 1
 
 
 def _row(html: str, job: Job) -> str:

@@ -9,7 +9,9 @@ from __future__ import annotations
 import copy
 
 from django import forms
+from django.contrib.auth.models import Group
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.db.models import Q
 from django.forms.utils import ErrorDict
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -19,7 +21,7 @@ from jobs.access import masking
 from jobs.executors.command import allowed_commands
 from jobs.executors.shell import shell_enabled
 from jobs.forecasts.preview import PREVIEW_FIELDS
-from jobs.models import ExecutorKind, Job, gate
+from jobs.models import ExecutorKind, Job, gate, teams
 from jobs.models import code as code_rules
 from jobs.models.chains import CHAIN_FIELDS
 from jobs.pytasks import signature
@@ -75,6 +77,7 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
         fields = [
             "name",
             "description",
+            "team",
             "executor",
             "command",
             "schedule_type",
@@ -136,7 +139,19 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
         self._add_argument_sections(existing)
         self._mark_switches()
         self._lock_code_fields()
+        self._offer_teams()
         self.helper = job_form_helper(self)
+
+    def _offer_teams(self) -> None:
+        """The teams this user may choose from: theirs (and the job's own), every group
+        for a superuser. Job.clean() judges what is posted (jobs.models.teams)."""
+        field = self.fields.get("team")
+        user = self.user
+        if field is None or user is None or getattr(user, "is_superuser", False):
+            return
+        keep = Q(pk=self.instance.team_id) if self.instance.team_id else Q(pk__in=[])
+        mine = Q(pk__in=teams.teams_of(user))
+        field.queryset = Group.objects.filter(mine | keep).order_by("name")
 
     def _offer_what_runs(self, existing: bool) -> None:
         """The executor, and the command or the task: the executors this user may choose,

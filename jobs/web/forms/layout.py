@@ -38,6 +38,7 @@ def job_form_helper(form: forms.BaseForm) -> FormHelper:
     helper.layout = Layout(
         "name",
         "description",
+        "team",
         "executor",
         *_what_runs(form),
         "schedule_type",
