@@ -18,6 +18,7 @@ from jobs.models.calendars import (
     PlanningRules,
 )
 from jobs.models.changes import ChangeAction, Channel, JobChange, acting, current_actor
+from jobs.models.channels import AlertChannel, channels_for
 from jobs.models.choices import (
     ACTIVE_STATUSES,
     COMMAND_MAX_LENGTH,
@@ -124,6 +125,7 @@ __all__ = [
     "STATE_BY_LAST_STATUS",
     "TIME_ZONE_MAX_LENGTH",
     "WEBHOOK_URL_MAX_LENGTH",
+    "AlertChannel",
     "Blackout",
     "BlackoutAction",
     "BlackoutScope",
@@ -158,6 +160,7 @@ __all__ = [
     "Trigger",
     "acting",
     "capped_count",
+    "channels_for",
     "clean_pause",
     "current_actor",
     "one_of",
