@@ -31,9 +31,8 @@ FIXED_HOST_SCHEMES = frozenset(
         "pagerduty",
         "tgram",
         "discord",
-        "pushover",
+        "pover",
         "opsgenie",
-        "ntfys_cloud",
     }
 )
 # The user names the host: it is checked. scheme -> the plugin attribute holding it.
@@ -48,6 +47,9 @@ USER_HOST_SCHEMES = {
     "ntfys": "host",
     "gotify": "host",
     "gotifys": "host",
+    # Teams through Power Automate (Apprise 2 has no msteams:// any more).
+    "workflow": "host",
+    "workflows": "host",
     "mailto": "smtp_host",
     "mailtos": "smtp_host",
 }

@@ -252,3 +252,60 @@ def test_a_job_without_channels_of_its_own_uses_its_teams_defaults(receiver):
     own = json_channel(receiver, name="own")
     job.channels.add(own)
     assert channels_for(job) == [own]
+
+
+# --- the dashboard's screens -------------------------------------------------------------
+
+
+def test_the_dashboard_lists_and_edits_channels_without_showing_the_url(receiver):
+    channel = json_channel(receiver, name="ops")
+    client = personas.signed_in(personas.superuser())
+    listing = client.get(reverse("jobs:channel_list"))
+    page = client.get(reverse("jobs:channel_edit", args=[channel.pk]))
+    for response in (listing, page):
+        assert response.status_code == 200
+        assert SECRET not in response.content.decode()
+    assert "json://…" in listing.content.decode()
+    response = client.post(
+        reverse("jobs:channel_edit", args=[channel.pk]),
+        {"name": "ops team", "url": "", "events": ["failure", "recovery"], "is_active": "on"},
+    )
+    assert response.status_code == 302
+    channel.refresh_from_db()
+    assert (channel.name, channel.events, SECRET in channel.url) == (
+        "ops team",
+        ["failure", "recovery"],
+        True,
+    )
+
+
+def test_the_dashboard_refuses_a_forbidden_host_and_saves_nothing(settings):
+    settings.JOBS_WEBHOOK_ALLOWED_HOSTS = []
+    client = personas.signed_in(personas.superuser())
+    response = client.post(
+        reverse("jobs:channel_create"),
+        {"name": "internal", "url": "json://127.0.0.1:9/x", "events": ["failure"]},
+    )
+    assert response.status_code == 400
+    assert "127.0.0.1 is not a public address" in response.content.decode()
+    assert not AlertChannel.objects.exists()
+
+
+def test_send_a_test_from_the_dashboard_delivers_and_needs_the_change_permission(receiver):
+    channel = json_channel(receiver, name="pager")
+    viewer = personas.signed_in(personas.viewer())
+    assert viewer.post(reverse("jobs:channel_test", args=[channel.pk])).status_code == 403
+    assert receiver.requests == []
+    client = personas.signed_in(personas.superuser())
+    response = client.post(reverse("jobs:channel_test", args=[channel.pk]), follow=True)
+    assert "Test message sent" in response.content.decode()
+    (body,) = bodies(receiver, 1)
+    assert body["title"] == "[scheduler] pager test message"
+
+
+def test_the_job_form_chooses_channels(receiver):
+    channel = json_channel(receiver, name="chosen")
+    client = personas.signed_in(personas.superuser())
+    page = client.get(reverse("jobs:job_create"))
+    assert "chosen" in page.content.decode()
+    assert SECRET not in page.content.decode()
