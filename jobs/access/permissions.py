@@ -34,7 +34,6 @@ CALENDAR_CODENAMES = tuple(
 )
 
 # Alert channels (Apprise URLs): who may change one may also send it a test message.
-VIEW_CHANNEL = "jobs.view_alertchannel"
 ADD_CHANNEL = "jobs.add_alertchannel"
 CHANGE_CHANNEL = "jobs.change_alertchannel"  # edit, and "Send a test"
 DELETE_CHANNEL = "jobs.delete_alertchannel"

@@ -1,5 +1,6 @@
 """The screens of alert channels: list, form, deletion and "Send a test", with the model
-permissions (jobs.view_alertchannel, ...; a test needs jobs.change_alertchannel). No page
+permissions (jobs.add_alertchannel, ...; a test needs jobs.change_alertchannel); anyone
+who may view jobs sees the list. No page
 shows a channel's URL, only its service (`slack://…`)."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from jobs.access.permissions import ADD_CHANNEL, CHANGE_CHANNEL, DELETE_CHANNEL, VIEW_CHANNEL
+from jobs.access.permissions import ADD_CHANNEL, CHANGE_CHANNEL, DELETE_CHANNEL, VIEW_JOB
 from jobs.alerts.channels import send_test
 from jobs.models import AlertChannel
 from jobs.web.forms.channels import ChannelForm
@@ -22,7 +23,7 @@ LIST_URL = "jobs:channel_list"
 
 
 @require_GET
-@needs(VIEW_CHANNEL)
+@needs(VIEW_JOB)
 def channel_list(request: HttpRequest) -> HttpResponse:
     channels = AlertChannel.objects.select_related("team").annotate(job_count=Count("jobs"))
     return render(

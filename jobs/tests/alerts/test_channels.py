@@ -306,6 +306,37 @@ def test_send_a_test_from_the_dashboard_delivers_and_needs_the_change_permission
 def test_the_job_form_chooses_channels(receiver):
     channel = json_channel(receiver, name="chosen")
     client = personas.signed_in(personas.superuser())
-    page = client.get(reverse("jobs:job_create"))
-    assert "chosen" in page.content.decode()
-    assert SECRET not in page.content.decode()
+    html = client.get(reverse("jobs:job_create")).content.decode()
+    assert f'name="channels" value="{channel.pk}"' in html
+    assert "chosen" in html
+    assert SECRET not in html
+
+
+# --- the API ---------------------------------------------------------------------------------
+
+
+def test_the_api_keeps_channels_with_the_url_write_only(receiver, settings):
+    client = token_client(personas.superuser("api-root"))
+    url = f"json://user:{SECRET}@127.0.0.1:{receiver.port}/hook"
+    created = client.post("/api/v1/channels/", {"name": "api", "url": url}, format="json")
+    assert created.status_code == 201, created.content
+    assert SECRET not in created.content.decode()
+    assert created.json()["service"] == "json://…"
+    assert created.json()["events"] == ["failure", "recovery", "running_long"]
+    channel_id = created.json()["id"]
+    listed = client.get("/api/v1/channels/")
+    assert SECRET not in listed.content.decode()
+    changed = client.patch(f"/api/v1/channels/{channel_id}/", {"name": "api 2"}, format="json")
+    assert changed.status_code == 200
+    assert AlertChannel.objects.get().url == url  # left out: kept
+    settings.JOBS_WEBHOOK_ALLOWED_HOSTS = []
+    refused = client.patch(
+        f"/api/v1/channels/{channel_id}/", {"url": "json://10.1.2.3/x"}, format="json"
+    )
+    assert refused.status_code == 400
+    assert "not a public address" in refused.json()["url"][0]
+    assert AlertChannel.objects.get().url == url
+    viewer = token_client(personas.viewer("api-viewer"))
+    assert viewer.get("/api/v1/channels/").status_code == 200
+    assert viewer.delete(f"/api/v1/channels/{channel_id}/").status_code == 403
+    assert AlertChannel.objects.exists()
