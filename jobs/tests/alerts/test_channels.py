@@ -4,7 +4,10 @@ on loopback; URLs refused at save and at send; the URL never shown back."""
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 from datetime import timedelta
 
@@ -15,7 +18,7 @@ from django.urls import reverse
 
 from jobs import alerts
 from jobs.alerts import InlineDispatcher
-from jobs.alerts.channels import BODY_MAX_CHARS
+from jobs.alerts.channels import BODY_MAX_CHARS, send_test
 from jobs.alerts.running_long import check_running_long
 from jobs.models import AlertChannel, RunStatus, channels_for
 from jobs.tests import personas
@@ -340,3 +343,41 @@ def test_the_api_keeps_channels_with_the_url_write_only(receiver, settings):
     assert viewer.get("/api/v1/channels/").status_code == 200
     assert viewer.delete(f"/api/v1/channels/{channel_id}/").status_code == 403
     assert AlertChannel.objects.exists()
+
+
+# --- without the [apprise] extra -------------------------------------------------------------
+
+
+def run_checks_ids() -> list[str]:
+    from django.core import checks
+
+    return [message.id for message in checks.run_checks()]
+
+
+def test_a_site_without_apprise_is_told_which_extra_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "apprise", None)  # what `import apprise` finds missing
+    assert "jobs.E015" not in run_checks_ids()  # no channel: nothing to say
+    AlertChannel.objects.create(name="saved before", url="json://127.0.0.1:9/x")
+    from django.core import checks
+
+    (error,) = [m for m in checks.run_checks() if m.id == "jobs.E015"]
+    assert "[apprise]" in error.hint
+    ok, why = send_test(AlertChannel.objects.get())
+    assert (ok, why) == (False, "refused: apprise is not installed")
+
+
+def test_loading_the_site_imports_no_apprise():
+    code = (
+        "import sys, django; django.setup(); "
+        "import jobs.admin, jobs.alerts, jobs.alerts.channels, jobs.api.urls, jobs.web.urls; "
+        "print('apprise' in sys.modules)"
+    )
+    answer = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "scheduler_site.settings"},
+        check=True,
+    )
+    assert answer.stdout.strip().splitlines()[-1] == "False"
