@@ -33,6 +33,11 @@ CALENDAR_CODENAMES = tuple(
     f"{verb}_{model}" for model in ("calendar", "blackout") for verb in ("add", "change", "delete")
 )
 
+# Alert channels (Apprise URLs): who may change one may also send it a test message.
+ADD_CHANNEL = "jobs.add_alertchannel"
+CHANGE_CHANNEL = "jobs.change_alertchannel"  # edit, and "Send a test"
+DELETE_CHANNEL = "jobs.delete_alertchannel"
+
 
 class GroupGrant(NamedTuple):
     """A group made by the migrations and the permissions (codenames in the jobs app)

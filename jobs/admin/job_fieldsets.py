@@ -101,6 +101,7 @@ FIELDSETS = (
                 "notify_on_recovery",
                 "webhook_url",
                 "notify_emails",
+                "channels",
                 ("alert_after_failures", "expected_seconds"),
                 "webhook_secret",
             )

@@ -45,6 +45,7 @@ class JobAdmin(
     # A search as you type (the admin's own, JobQuerySet.search through
     # get_search_results): a select of 10,000 jobs would be a page of its own.
     autocomplete_fields = ("on_success", "on_failure")
+    filter_horizontal = ("channels",)
     list_display = (
         "name",
         "schedule",

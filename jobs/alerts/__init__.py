@@ -53,6 +53,7 @@ from jobs.alerts import events
 from jobs.alerts.retries import try_delivery
 from jobs.alerts.webhook import REFUSED, USER_AGENT, post_webhook
 from jobs.models import (
+    AlertChannel,
     Job,
     JobHistory,
     NotificationAttempt,
@@ -306,6 +307,13 @@ def deliver(notice: Notice, *, wait: Callable[[float], Any] | None = None) -> li
             error_max_chars=ERROR_MAX_CHARS,
         )
         outcomes.append(NotificationStatus.SENT if delivery.sent else NotificationStatus.FAILED)
+    # Apprise channels (jobs/alerts/channels.py): only when some exist, so a site without
+    # the apprise extra imports none of it.
+    if AlertChannel.objects.exists():
+        from jobs.alerts.channels import deliver_to_channels
+
+        for sent in deliver_to_channels(job, payload, wait=wait):
+            outcomes.append(NotificationStatus.SENT if sent else NotificationStatus.FAILED)
     return outcomes
 
 

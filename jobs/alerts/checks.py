@@ -1,4 +1,5 @@
-"""System checks of the alert settings: where "the scheduler is down" may be sent."""
+"""System checks of the alert settings: where "the scheduler is down" may be sent, and
+Apprise installed when alert channels exist."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.core.checks import Error, register
+from django.db import DatabaseError
 
 from jobs import conf
+from jobs.outbound import apprise_urls
 from jobs.outbound import rules as outbound
 
 
@@ -35,5 +38,28 @@ def admin_alert_url_allowed(app_configs: Any = None, **kwargs: Any) -> list[Erro
                 "JOBS_WEBHOOK_ALLOWED_HOSTS (docs/alerts.md)."
             ),
             id="jobs.E011",
+        )
+    ]
+
+
+@register(conf.SETTINGS_CHECKS)
+def apprise_installed(app_configs: Any = None, **kwargs: Any) -> list[Error]:
+    """Alert channels (jobs.models.AlertChannel) are sent through Apprise, an optional
+    extra: with channels saved and no apprise, every alert to them would fail."""
+    if apprise_urls.installed():
+        return []
+    from jobs.models import AlertChannel
+
+    try:
+        exists = AlertChannel.objects.filter(is_active=True).exists()
+    except DatabaseError:  # not migrated yet
+        return []
+    if not exists:
+        return []
+    return [
+        Error(
+            "Alert channels are set up but Apprise is not installed.",
+            hint='Install the extra: pip install "django-jobs-scheduler[apprise]".',
+            id="jobs.E015",
         )
     ]

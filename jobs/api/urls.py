@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.routers import APIRootView, DefaultRouter
 
 from jobs.api.calendars import BlackoutViewSet, CalendarViewSet
+from jobs.api.channels import AlertChannelViewSet
 from jobs.api.docs import SchemaView, SwaggerView
 from jobs.api.policy import ApiPolicy, extend_schema
 from jobs.api.queues import QueuesView
@@ -23,7 +24,7 @@ from jobs.api.views import (
 )
 
 # What GET v1/ lists: the router's collections (registered below).
-ROOT_COLLECTIONS = ("jobs", "runs", "calendars", "blackouts")
+ROOT_COLLECTIONS = ("jobs", "runs", "calendars", "blackouts", "channels")
 
 
 class RootView(ApiPolicy, APIRootView):
@@ -55,6 +56,7 @@ router = Router()
 router.register("jobs", JobViewSet, basename="api-job")
 router.register("runs", RunViewSet, basename="api-run")
 router.register("calendars", CalendarViewSet, basename="api-calendar")
+router.register("channels", AlertChannelViewSet, basename="api-channel")
 router.register("blackouts", BlackoutViewSet, basename="api-blackout")
 
 

@@ -36,7 +36,7 @@ from jobs.api.serializers import (
 )
 from jobs.api.serializers.calendars import BackfillAnswerSerializer, BackfillSerializer
 from jobs.forecasts import preview
-from jobs.models import Channel, Job, JobChange, JobHistory, gate
+from jobs.models import AlertChannel, Channel, Job, JobChange, JobHistory, gate
 from jobs.models.chains import CHAIN_FIELDS
 from jobs.models.changes import reset_actor, set_actor
 from jobs.pytasks import registry
@@ -95,12 +95,16 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
 
     def get_queryset(self) -> QuerySet[Job]:
         # with_running() gives `state` without a query per job; id makes the order total;
-        # the chains' ids come with two queries per page.
+        # the chains' ids come with two queries per page, the alert channels' with one.
         ids_only = Job.objects.only("pk").order_by()
+        channel_ids = AlertChannel.objects.only("pk").order_by()
         return (
             scoping.visible_jobs(self.request, Job.objects.with_running())
             .order_by("name", "id")
-            .prefetch_related(*(Prefetch(name, queryset=ids_only) for name in CHAIN_FIELDS))
+            .prefetch_related(
+                *(Prefetch(name, queryset=ids_only) for name in CHAIN_FIELDS),
+                Prefetch("channels", queryset=channel_ids),
+            )
         )
 
     def filter_queryset(self, queryset: QuerySet[Job]) -> QuerySet[Job]:

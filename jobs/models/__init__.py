@@ -20,6 +20,7 @@ from jobs.models.calendars import (
     PlanningRules,
 )
 from jobs.models.changes import ChangeAction, Channel, JobChange, acting, current_actor
+from jobs.models.channels import AlertChannel, channels_for
 from jobs.models.choices import (
     ACTIVE_STATUSES,
     COMMAND_MAX_LENGTH,
@@ -128,6 +129,7 @@ __all__ = [
     "STATE_BY_LAST_STATUS",
     "TIME_ZONE_MAX_LENGTH",
     "WEBHOOK_URL_MAX_LENGTH",
+    "AlertChannel",
     "ApiToken",
     "Blackout",
     "BlackoutAction",
@@ -165,6 +167,7 @@ __all__ = [
     "Trigger",
     "acting",
     "capped_count",
+    "channels_for",
     "clean_pause",
     "current_actor",
     "find_token",

@@ -341,6 +341,14 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
             "three times the 95th percentile of the job's last 1,000 runs, once it has 20."
         ),
     )
+    # Apprise channels (jobs/models/channels.py): none named, the team's default channels.
+    channels = models.ManyToManyField(
+        "jobs.AlertChannel",
+        blank=True,
+        related_name="jobs",
+        verbose_name=_("alert channels"),
+        help_text=_("Channels its alerts go to; none: its team's default channels."),
+    )
     # Write-only (jobs.access.masking.WRITE_ONLY_JOB_FIELDS): never shown back, nor kept in the
     # audit trail.
     webhook_secret = models.CharField(

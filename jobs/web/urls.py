@@ -4,7 +4,7 @@ audit trail's actor do not depend on the project's middleware."""
 
 from django.urls import path
 
-from jobs.web import backfill, bulk, calendars, pause, tokens, views
+from jobs.web import backfill, bulk, calendars, channels, pause, tokens, views
 from jobs.web.screens import screens
 
 urlpatterns = [
@@ -32,6 +32,11 @@ urlpatterns = [
     path("calendars/new/", calendars.calendar_create, name="calendar_create"),
     path("calendars/<int:calendar_id>/", calendars.calendar_edit, name="calendar_edit"),
     path("calendars/<int:calendar_id>/delete/", calendars.calendar_delete, name="calendar_delete"),
+    path("channels/", channels.channel_list, name="channel_list"),
+    path("channels/new/", channels.channel_create, name="channel_create"),
+    path("channels/<int:channel_id>/", channels.channel_edit, name="channel_edit"),
+    path("channels/<int:channel_id>/delete/", channels.channel_delete, name="channel_delete"),
+    path("channels/<int:channel_id>/test/", channels.channel_test, name="channel_test"),
     path("blackouts/", calendars.blackout_list, name="blackout_list"),
     path("blackouts/new/", calendars.blackout_create, name="blackout_create"),
     path("blackouts/<int:blackout_id>/", calendars.blackout_edit, name="blackout_edit"),

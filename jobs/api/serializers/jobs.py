@@ -25,6 +25,7 @@ from jobs.models import (
     MAX_CHAINED_JOBS,
     NOTIFY_EMAILS_MAX_LENGTH,
     WEBHOOK_URL_MAX_LENGTH,
+    AlertChannel,
     ExecutorKind,
     Job,
     JobState,
@@ -114,6 +115,12 @@ class JobSerializer(serializers.ModelSerializer):
             f"{MAX_CHAINED_JOBS}; a job cannot start itself again through its chains)."
         ),
     )
+    channels = serializers.PrimaryKeyRelatedField(
+        many=True,
+        queryset=AlertChannel.objects.all(),
+        required=False,
+        help_text="Ids of the alert channels its alerts go to; none: its team's default ones.",
+    )
     on_failure = serializers.PrimaryKeyRelatedField(
         many=True,
         queryset=Job.objects.all(),
@@ -194,6 +201,7 @@ class JobSerializer(serializers.ModelSerializer):
             "notify_on_recovery",
             "webhook_url",
             "notify_emails",
+            "channels",
             "alert_after_failures",
             "expected_seconds",
             "webhook_secret",
@@ -282,7 +290,7 @@ class JobSerializer(serializers.ModelSerializer):
         # rejected update leaves the loaded instance untouched.
         job = copy.copy(self.instance) if self.instance is not None else Job()
         for name, value in attrs.items():
-            if name not in CHAIN_FIELDS:
+            if name not in CHAIN_FIELDS and name != "channels":
                 setattr(job, name, value)
         # Lists of jobs are judged by Job.clean() too (a loop, too many): jobs.models.chains.
         job.set_chains(**_chains(attrs))
@@ -304,17 +312,23 @@ class JobSerializer(serializers.ModelSerializer):
 
     def create(self, validated_data: dict[str, Any]) -> Job:
         chains = _chains(validated_data, pop=True)
+        channels = validated_data.pop("channels", None)
         job = Job(**validated_data)
         job.set_chains(**chains)
         job.save()  # writes the chains and records them with the rest
+        if channels is not None:
+            job.channels.set(channels)
         return job
 
     def update(self, instance: Job, validated_data: dict[str, Any]) -> Job:
         chains = _chains(validated_data, pop=True)
+        channels = validated_data.pop("channels", None)
         for name, value in validated_data.items():
             setattr(instance, name, value)
         instance.set_chains(**chains)
         instance.save()
+        if channels is not None:
+            instance.channels.set(channels)
         return instance
 
 

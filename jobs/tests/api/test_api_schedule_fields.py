@@ -160,7 +160,7 @@ def _schema() -> dict:
 def test_the_api_root_is_in_the_schema_and_answers_as_it_says(staff):
     operation = _schema()["paths"]["/api/v1/"]["get"]
     documented = operation["responses"]["200"]["content"]["application/json"]["schema"]
-    resources = {"jobs", "runs", "calendars", "blackouts"}
+    resources = {"jobs", "runs", "calendars", "blackouts", "channels"}
     assert set(documented["required"]) == resources
     answer = staff.get("/api/v1/")
     assert answer.status_code == 200

@@ -64,6 +64,9 @@ JUDGED_BY_THE_MODEL = {
     "POST /api/v1/blackouts/",
     "PUT /api/v1/blackouts/{id}/",
     "PATCH /api/v1/blackouts/{id}/",
+    "POST /api/v1/channels/",
+    "PUT /api/v1/channels/{id}/",
+    "PATCH /api/v1/channels/{id}/",
 }
 
 

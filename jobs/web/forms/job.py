@@ -106,6 +106,7 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
             "notify_on_recovery",
             "webhook_url",
             "notify_emails",
+            "channels",
             "alert_after_failures",
             "expected_seconds",
             "webhook_secret",
@@ -120,6 +121,7 @@ class JobForm(ChainFieldsMixin, JobAlertsForm):
             "notify_emails": forms.Textarea(attrs={"rows": 2}),
             "on_success": JobPicker(),
             "on_failure": JobPicker(),
+            "channels": forms.CheckboxSelectMultiple(),
         }
         field_classes = {"scheduled_at": forms.DateTimeField}
 

@@ -146,6 +146,7 @@ def _alerts(form: forms.BaseForm) -> Fieldset:
         Row(Column(Switch("notify_on_failure")), Column(Switch("notify_on_recovery"))),
         "webhook_url",
         "notify_emails",
+        "channels",
         Row(Column("alert_after_failures"), Column("expected_seconds")),
         "webhook_secret",
         # Offered only when the job has a secret to remove (JobAlertsForm).

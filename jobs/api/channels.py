@@ -1,0 +1,27 @@
+"""The API's alert channels (/api/v1/channels/): the model permissions
+(jobs.add_alertchannel, ...; reading needs jobs.view_job, as every read), the URL write-only."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema_view
+from rest_framework import viewsets
+
+from jobs.api.calendars import _model_permissions
+from jobs.api.policy import ApiPolicy, extend_schema
+from jobs.api.serializers.channels import AlertChannelSerializer
+from jobs.api.views import ActorMixin
+from jobs.models import AlertChannel
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List alert channels"),
+    create=extend_schema(summary="Create an alert channel"),
+    retrieve=extend_schema(summary="Read an alert channel (never its URL)"),
+    update=extend_schema(summary="Replace an alert channel"),
+    partial_update=extend_schema(summary="Change some fields of an alert channel"),
+    destroy=extend_schema(summary="Delete an alert channel"),
+)
+class AlertChannelViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
+    serializer_class = AlertChannelSerializer
+    queryset = AlertChannel.objects.order_by("name")
+    permission_by_action = _model_permissions("alertchannel")
