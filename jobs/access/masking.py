@@ -441,7 +441,7 @@ def masked_target(channel: str, target: str) -> str:
     counted, a webhook's origin (attempts store no more than that) with "/…"."""
     if not target:
         return ""
-    if channel == "email":  # NotificationChannel.EMAIL
+    if channel == "email":  # DeliveryChannel.EMAIL
         return mask_emails(target)
     return mask_url(target)
 

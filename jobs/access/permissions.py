@@ -34,9 +34,9 @@ CALENDAR_CODENAMES = tuple(
 )
 
 # Alert channels (Apprise URLs): who may change one may also send it a test message.
-ADD_CHANNEL = "jobs.add_alertchannel"
-CHANGE_CHANNEL = "jobs.change_alertchannel"  # edit, and "Send a test"
-DELETE_CHANNEL = "jobs.delete_alertchannel"
+ADD_CHANNEL = "jobs.add_notificationchannel"
+CHANGE_CHANNEL = "jobs.change_notificationchannel"  # edit, and "Send a test"
+DELETE_CHANNEL = "jobs.delete_notificationchannel"
 
 
 class GroupGrant(NamedTuple):

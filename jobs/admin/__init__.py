@@ -25,7 +25,7 @@ from django.utils.translation import gettext_lazy as _
 from jobs.admin import changes, jobs, runs, scheduler, teams, tokens
 from jobs.admin.calendars import BlackoutAdmin, CalendarAdmin
 from jobs.admin.changes import JobChangeAdmin
-from jobs.admin.channels import AlertChannelAdmin
+from jobs.admin.channels import NotificationChannelAdmin
 from jobs.admin.common import LIST_PER_PAGE, CappedCountPaginator
 from jobs.admin.jobs import JobAdmin
 from jobs.admin.runs import JobHistoryAdmin
@@ -37,13 +37,13 @@ admin.site.index_title = _("Console")
 
 __all__ = [
     "LIST_PER_PAGE",
-    "AlertChannelAdmin",
     "BlackoutAdmin",
     "CalendarAdmin",
     "CappedCountPaginator",
     "JobAdmin",
     "JobChangeAdmin",
     "JobHistoryAdmin",
+    "NotificationChannelAdmin",
     "SchedulerEventAdmin",
     "SchedulerStateAdmin",
     "changes",

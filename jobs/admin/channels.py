@@ -13,21 +13,21 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from jobs.alerts.channels import send_test
-from jobs.models import AlertChannel
+from jobs.models import NotificationChannel
 
 
-class AlertChannelForm(forms.ModelForm):
+class NotificationChannelForm(forms.ModelForm):
     url = forms.CharField(
         label=gettext_lazy("Apprise URL"),
         required=False,
-        max_length=AlertChannel._meta.get_field("url").max_length,
+        max_length=NotificationChannel._meta.get_field("url").max_length,
         # Never rendered back: the stored URL holds the service's credential.
         widget=forms.PasswordInput(render_value=False),
-        help_text=AlertChannel._meta.get_field("url").help_text,
+        help_text=NotificationChannel._meta.get_field("url").help_text,
     )
 
     class Meta:
-        model = AlertChannel
+        model = NotificationChannel
         fields = ("name", "team", "url", "is_team_default", "is_active", "events")
 
     def clean_url(self) -> str:
@@ -39,16 +39,16 @@ class AlertChannelForm(forms.ModelForm):
         return url
 
 
-@admin.register(AlertChannel)
-class AlertChannelAdmin(admin.ModelAdmin):
-    form = AlertChannelForm
+@admin.register(NotificationChannel)
+class NotificationChannelAdmin(admin.ModelAdmin):
+    form = NotificationChannelForm
     list_display = ("name", "team", "service", "is_team_default", "is_active", "updated_at")
     list_filter = ("is_active", "is_team_default", "team")
     search_fields = ("name",)
     actions = ("send_test_message",)
 
     @admin.display(description=gettext_lazy("service"))
-    def service(self, channel: AlertChannel) -> str:
+    def service(self, channel: NotificationChannel) -> str:
         return channel.shown_url
 
     @admin.action(description=gettext_lazy("Send a test message"), permissions=["change"])

@@ -53,7 +53,7 @@ from jobs.alerts import events
 from jobs.alerts.retries import try_delivery
 from jobs.alerts.webhook import REFUSED, USER_AGENT, post_webhook
 from jobs.models import (
-    AlertChannel,
+    DeliveryChannel,
     Job,
     JobHistory,
     NotificationAttempt,
@@ -282,10 +282,10 @@ def deliver(notice: Notice, *, wait: Callable[[float], Any] | None = None) -> li
     # query of a webhook URL, which often hold its credential).
     channels: list[tuple[str, str, str]] = []
     if job.webhook_url:
-        channels.append((NotificationChannel.WEBHOOK, job.webhook_url, url_origin(job.webhook_url)))
+        channels.append((DeliveryChannel.WEBHOOK, job.webhook_url, url_origin(job.webhook_url)))
     if job.notify_email_list:
         addresses = ", ".join(job.notify_email_list)
-        channels.append((NotificationChannel.EMAIL, addresses, addresses))
+        channels.append((DeliveryChannel.EMAIL, addresses, addresses))
     payload = build_payload(run, notice)
     # The same on every try of this delivery (a receiver drops a duplicate by it), and
     # from any process: one alert of one kind per run.
@@ -294,7 +294,7 @@ def deliver(notice: Notice, *, wait: Callable[[float], Any] | None = None) -> li
     for channel, target, recorded in channels:
         send = (
             partial(post_webhook, target, payload, webhook_id=webhook_id, secret=job.webhook_secret)
-            if channel == NotificationChannel.WEBHOOK
+            if channel == DeliveryChannel.WEBHOOK
             else partial(send_email, job.notify_email_list, payload)
         )
         record = partial(_record_attempt, run, notice.kind, channel, recorded)
@@ -309,7 +309,7 @@ def deliver(notice: Notice, *, wait: Callable[[float], Any] | None = None) -> li
         outcomes.append(NotificationStatus.SENT if delivery.sent else NotificationStatus.FAILED)
     # Apprise channels (jobs/alerts/channels.py): only when some exist, so a site without
     # the apprise extra imports none of it.
-    if AlertChannel.objects.exists():
+    if NotificationChannel.objects.exists():
         from jobs.alerts.channels import deliver_to_channels
 
         for sent in deliver_to_channels(job, payload, wait=wait):

@@ -1,4 +1,4 @@
-"""Sending alerts to notification channels (jobs.models.AlertChannel) through Apprise.
+"""Sending alerts to notification channels (jobs.models.NotificationChannel) through Apprise.
 
 Called by the dispatcher's threads (jobs.alerts.deliver), never on the run path, for
 the same notices as the job's webhook and e-mail: a failure, a recovery, a run running
@@ -18,7 +18,7 @@ from typing import Any
 from jobs import conf
 from jobs.alerts.retries import try_delivery
 from jobs.alerts.webhook import REFUSED
-from jobs.models import AlertChannel, channels_for
+from jobs.models import NotificationChannel, channels_for
 from jobs.outbound import apprise_urls
 from jobs.outbound import rules as outbound
 from jobs.outbound.http import Deadline, within
@@ -91,7 +91,7 @@ def send_once(url: str, title: str, body: str) -> tuple[bool, int | None, str]:
 
 
 def send_to_channel(
-    channel: AlertChannel,
+    channel: NotificationChannel,
     payload: dict[str, Any],
     *,
     wait: Callable[[float], Any] | None = None,
@@ -129,7 +129,7 @@ def deliver_to_channels(
     return outcomes
 
 
-def send_test(channel: AlertChannel, who: str = "") -> tuple[bool, str]:
+def send_test(channel: NotificationChannel, who: str = "") -> tuple[bool, str]:
     """A test message, tried once (the "Send a test" buttons); whether sent and why not."""
     payload = {
         "event": "test",

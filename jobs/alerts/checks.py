@@ -44,14 +44,14 @@ def admin_alert_url_allowed(app_configs: Any = None, **kwargs: Any) -> list[Erro
 
 @register(conf.SETTINGS_CHECKS)
 def apprise_installed(app_configs: Any = None, **kwargs: Any) -> list[Error]:
-    """Alert channels (jobs.models.AlertChannel) are sent through Apprise, an optional
+    """Alert channels (jobs.models.NotificationChannel) are sent through Apprise, an optional
     extra: with channels saved and no apprise, every alert to them would fail."""
     if apprise_urls.installed():
         return []
-    from jobs.models import AlertChannel
+    from jobs.models import NotificationChannel
 
     try:
-        exists = AlertChannel.objects.filter(is_active=True).exists()
+        exists = NotificationChannel.objects.filter(is_active=True).exists()
     except DatabaseError:  # not migrated yet
         return []
     if not exists:

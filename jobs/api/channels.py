@@ -1,5 +1,6 @@
-"""The API's alert channels (/api/v1/channels/): the model permissions
-(jobs.add_alertchannel, ...; reading needs jobs.view_job, as every read), the URL write-only."""
+"""The API's notification channels (/api/v1/channels/): the model permissions
+(jobs.add_notificationchannel, ...; reading needs jobs.view_job, as every read), the URL
+write-only."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from rest_framework import viewsets
 
 from jobs.api.calendars import _model_permissions
 from jobs.api.policy import ApiPolicy, extend_schema
-from jobs.api.serializers.channels import AlertChannelSerializer
+from jobs.api.serializers.channels import NotificationChannelSerializer
 from jobs.api.views import ActorMixin
-from jobs.models import AlertChannel
+from jobs.models import NotificationChannel
 
 
 @extend_schema_view(
@@ -21,7 +22,7 @@ from jobs.models import AlertChannel
     partial_update=extend_schema(summary="Change some fields of an alert channel"),
     destroy=extend_schema(summary="Delete an alert channel"),
 )
-class AlertChannelViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
-    serializer_class = AlertChannelSerializer
-    queryset = AlertChannel.objects.order_by("name")
-    permission_by_action = _model_permissions("alertchannel")
+class NotificationChannelViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
+    serializer_class = NotificationChannelSerializer
+    queryset = NotificationChannel.objects.order_by("name")
+    permission_by_action = _model_permissions("notificationchannel")

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.routers import APIRootView, DefaultRouter
 
 from jobs.api.calendars import BlackoutViewSet, CalendarViewSet
-from jobs.api.channels import AlertChannelViewSet
+from jobs.api.channels import NotificationChannelViewSet
 from jobs.api.docs import SchemaView, SwaggerView
 from jobs.api.policy import ApiPolicy, extend_schema
 from jobs.api.queues import QueuesView
@@ -56,7 +56,7 @@ router = Router()
 router.register("jobs", JobViewSet, basename="api-job")
 router.register("runs", RunViewSet, basename="api-run")
 router.register("calendars", CalendarViewSet, basename="api-calendar")
-router.register("channels", AlertChannelViewSet, basename="api-channel")
+router.register("channels", NotificationChannelViewSet, basename="api-channel")
 router.register("blackouts", BlackoutViewSet, basename="api-blackout")
 
 

@@ -36,7 +36,7 @@ from jobs.api.serializers import (
 )
 from jobs.api.serializers.calendars import BackfillAnswerSerializer, BackfillSerializer
 from jobs.forecasts import preview
-from jobs.models import AlertChannel, Channel, Job, JobChange, JobHistory, gate
+from jobs.models import Channel, Job, JobChange, JobHistory, NotificationChannel, gate
 from jobs.models.chains import CHAIN_FIELDS
 from jobs.models.changes import reset_actor, set_actor
 from jobs.pytasks import registry
@@ -97,7 +97,7 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
         # with_running() gives `state` without a query per job; id makes the order total;
         # the chains' ids come with two queries per page, the alert channels' with one.
         ids_only = Job.objects.only("pk").order_by()
-        channel_ids = AlertChannel.objects.only("pk").order_by()
+        channel_ids = NotificationChannel.objects.only("pk").order_by()
         return (
             scoping.visible_jobs(self.request, Job.objects.with_running())
             .order_by("name", "id")

@@ -14,7 +14,7 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='AlertChannel',
+            name='NotificationChannel',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('name', models.CharField(max_length=200, unique=True, verbose_name='name')),
@@ -24,7 +24,7 @@ class Migration(migrations.Migration):
                 ('events', models.JSONField(blank=True, default=jobs.models.channels.all_events, help_text='Which alerts to send: failure, recovery, running_long.', verbose_name='events')),
                 ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created')),
                 ('updated_at', models.DateTimeField(auto_now=True, verbose_name='updated')),
-                ('team', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='alert_channels', to='auth.group', verbose_name='team')),
+                ('team', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='notification_channels', to='auth.group', verbose_name='team')),
             ],
             options={
                 'verbose_name': 'alert channel',
@@ -35,6 +35,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='job',
             name='channels',
-            field=models.ManyToManyField(blank=True, help_text="Channels its alerts go to; none: its team's default channels.", related_name='jobs', to='jobs.alertchannel', verbose_name='alert channels'),
+            field=models.ManyToManyField(blank=True, help_text="Channels its alerts go to; none: its team's default channels.", related_name='jobs', to='jobs.notificationchannel', verbose_name='alert channels'),
         ),
     ]

@@ -20,7 +20,7 @@ from jobs.models.calendars import (
     PlanningRules,
 )
 from jobs.models.changes import ChangeAction, Channel, JobChange, acting, current_actor
-from jobs.models.channels import AlertChannel, channels_for
+from jobs.models.channels import NotificationChannel, channels_for
 from jobs.models.choices import (
     ACTIVE_STATUSES,
     COMMAND_MAX_LENGTH,
@@ -53,11 +53,11 @@ from jobs.models.choices import (
     STATE_BY_LAST_STATUS,
     TIME_ZONE_MAX_LENGTH,
     WEBHOOK_URL_MAX_LENGTH,
+    DeliveryChannel,
     ExecutorKind,
     IntervalUnit,
     JobState,
     MisfirePolicy,
-    NotificationChannel,
     NotificationKind,
     NotificationStatus,
     OverlapPolicy,
@@ -129,7 +129,6 @@ __all__ = [
     "STATE_BY_LAST_STATUS",
     "TIME_ZONE_MAX_LENGTH",
     "WEBHOOK_URL_MAX_LENGTH",
-    "AlertChannel",
     "ApiToken",
     "Blackout",
     "BlackoutAction",
@@ -139,6 +138,7 @@ __all__ = [
     "CappedCount",
     "ChangeAction",
     "Channel",
+    "DeliveryChannel",
     "ExecutorKind",
     "IntervalUnit",
     "IssuedToken",

@@ -31,7 +31,7 @@ def all_events() -> list[str]:
     return list(CHANNEL_EVENTS)
 
 
-class AlertChannel(models.Model):
+class NotificationChannel(models.Model):
     name = models.CharField(_("name"), max_length=NAME_MAX_LENGTH, unique=True)
     # Null: the site's own channel, for any team's jobs that name it.
     team = models.ForeignKey(
@@ -39,7 +39,7 @@ class AlertChannel(models.Model):
         on_delete=models.CASCADE,
         null=True,
         blank=True,
-        related_name="alert_channels",
+        related_name="notification_channels",
         verbose_name=_("team"),
     )
     url = models.CharField(
@@ -95,12 +95,15 @@ class AlertChannel(models.Model):
         return self.is_active and event in (self.events or ())
 
 
-def channels_for(job: Any) -> list[AlertChannel]:
+def channels_for(job: Any) -> list[NotificationChannel]:
     """The active channels a job's alerts go to: its own, else its team's defaults."""
     named = list(job.channels.all())
     if named:
         return [channel for channel in named if channel.is_active]
-    team_id = getattr(job, "team_id", None)
-    if team_id is None:
+    if job.team_id is None:
         return []
-    return list(AlertChannel.objects.filter(team_id=team_id, is_team_default=True, is_active=True))
+    return list(
+        NotificationChannel.objects.filter(
+            team_id=job.team_id, is_team_default=True, is_active=True
+        )
+    )

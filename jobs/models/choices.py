@@ -216,7 +216,7 @@ class NotificationKind(models.TextChoices):
     NOT_STOPPED = "not_stopped", _("Did not stop")
 
 
-class NotificationChannel(models.TextChoices):
+class DeliveryChannel(models.TextChoices):
     WEBHOOK = "webhook", _("Webhook")
     EMAIL = "email", _("E-mail")
 

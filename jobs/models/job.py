@@ -343,7 +343,7 @@ class Job(JobSaving, JobSchedule, JobOperatorActions, JobWords, models.Model):
     )
     # Apprise channels (jobs/models/channels.py): none named, the team's default channels.
     channels = models.ManyToManyField(
-        "jobs.AlertChannel",
+        "jobs.NotificationChannel",
         blank=True,
         related_name="jobs",
         verbose_name=_("alert channels"),

@@ -8,7 +8,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from jobs.models.choices import NotificationChannel, NotificationKind, NotificationStatus
+from jobs.models.choices import DeliveryChannel, NotificationKind, NotificationStatus
 from jobs.models.run import JobHistory
 
 
@@ -18,7 +18,7 @@ class NotificationAttempt(models.Model):
 
     run = models.ForeignKey(JobHistory, on_delete=models.CASCADE, related_name="notifications")
     kind = models.CharField(_("kind"), max_length=16, choices=NotificationKind.choices)
-    channel = models.CharField(_("channel"), max_length=16, choices=NotificationChannel.choices)
+    channel = models.CharField(_("channel"), max_length=16, choices=DeliveryChannel.choices)
     # The URL or the addresses, as they were when the alert was sent.
     target = models.TextField(_("sent to"), blank=True)
     attempt = models.PositiveSmallIntegerField(_("attempt"), default=1)
@@ -37,7 +37,7 @@ class NotificationAttempt(models.Model):
                 condition=Q(kind__in=NotificationKind.values), name="jobs_notify_known_kind"
             ),
             models.CheckConstraint(
-                condition=Q(channel__in=NotificationChannel.values),
+                condition=Q(channel__in=DeliveryChannel.values),
                 name="jobs_notify_known_channel",
             ),
             models.CheckConstraint(

@@ -1,6 +1,6 @@
-"""The screens of alert channels: list, form, deletion and "Send a test", with the model
-permissions (jobs.add_alertchannel, ...; a test needs jobs.change_alertchannel); anyone
-who may view jobs sees the list. No page
+"""The screens of notification channels: list, form, deletion and "Send a test", with the
+model permissions (jobs.add_notificationchannel, ...; a test needs
+jobs.change_notificationchannel); anyone who may view jobs sees the list. No page
 shows a channel's URL, only its service (`slack://…`)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from jobs.access.permissions import ADD_CHANNEL, CHANGE_CHANNEL, DELETE_CHANNEL, VIEW_JOB
 from jobs.alerts.channels import send_test
-from jobs.models import AlertChannel
+from jobs.models import NotificationChannel
 from jobs.web.forms.channels import ChannelForm
 from jobs.web.views import needs
 
@@ -25,7 +25,7 @@ LIST_URL = "jobs:channel_list"
 @require_GET
 @needs(VIEW_JOB)
 def channel_list(request: HttpRequest) -> HttpResponse:
-    channels = AlertChannel.objects.select_related("team").annotate(job_count=Count("jobs"))
+    channels = NotificationChannel.objects.select_related("team").annotate(job_count=Count("jobs"))
     return render(
         request,
         "jobs/channel_list.html",
@@ -33,7 +33,7 @@ def channel_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _form_page(request: HttpRequest, channel: AlertChannel | None) -> HttpResponse:
+def _form_page(request: HttpRequest, channel: NotificationChannel | None) -> HttpResponse:
     form = ChannelForm(request.POST or None, instance=channel)
     if request.method == "POST" and form.is_valid():
         saved = form.save()
@@ -54,13 +54,13 @@ def channel_create(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @needs(CHANGE_CHANNEL)
 def channel_edit(request: HttpRequest, channel_id: int) -> HttpResponse:
-    return _form_page(request, get_object_or_404(AlertChannel, pk=channel_id))
+    return _form_page(request, get_object_or_404(NotificationChannel, pk=channel_id))
 
 
 @require_http_methods(["GET", "POST"])
 @needs(DELETE_CHANNEL)
 def channel_delete(request: HttpRequest, channel_id: int) -> HttpResponse:
-    channel = get_object_or_404(AlertChannel, pk=channel_id)
+    channel = get_object_or_404(NotificationChannel, pk=channel_id)
     if request.method == "POST":
         channel.delete()
         messages.success(request, _("Channel “%(name)s” deleted.") % {"name": channel})
@@ -72,7 +72,7 @@ def channel_delete(request: HttpRequest, channel_id: int) -> HttpResponse:
 @require_POST
 @needs(CHANGE_CHANNEL)
 def channel_test(request: HttpRequest, channel_id: int) -> HttpResponse:
-    channel = get_object_or_404(AlertChannel, pk=channel_id)
+    channel = get_object_or_404(NotificationChannel, pk=channel_id)
     ok, error = send_test(channel, request.user.get_username())
     if ok:
         messages.success(request, _("Test message sent to “%(name)s”.") % {"name": channel})

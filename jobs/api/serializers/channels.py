@@ -9,11 +9,11 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
-from jobs.models import AlertChannel
+from jobs.models import NotificationChannel
 from jobs.models.channels import CHANNEL_EVENTS, CHANNEL_URL_MAX_LENGTH
 
 
-class AlertChannelSerializer(serializers.ModelSerializer):
+class NotificationChannelSerializer(serializers.ModelSerializer):
     url = serializers.CharField(
         write_only=True,
         required=False,
@@ -29,7 +29,7 @@ class AlertChannelSerializer(serializers.ModelSerializer):
     )
 
     class Meta:
-        model = AlertChannel
+        model = NotificationChannel
         fields = [
             "id",
             "name",
@@ -44,14 +44,14 @@ class AlertChannelSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = ["id", "created_at", "updated_at"]
 
-    def get_service(self, channel: AlertChannel) -> str:
+    def get_service(self, channel: NotificationChannel) -> str:
         return channel.shown_url
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if self.instance is None and not attrs.get("url"):
             raise serializers.ValidationError({"url": ["This field is required."]})
         # A copy: a refused update leaves the loaded channel untouched.
-        channel = copy.copy(self.instance) if self.instance is not None else AlertChannel()
+        channel = copy.copy(self.instance) if self.instance is not None else NotificationChannel()
         for name, value in attrs.items():
             setattr(channel, name, value)
         try:

@@ -25,10 +25,10 @@ from jobs.models import (
     MAX_CHAINED_JOBS,
     NOTIFY_EMAILS_MAX_LENGTH,
     WEBHOOK_URL_MAX_LENGTH,
-    AlertChannel,
     ExecutorKind,
     Job,
     JobState,
+    NotificationChannel,
     RunStatus,
     gate,
 )
@@ -117,7 +117,7 @@ class JobSerializer(serializers.ModelSerializer):
     )
     channels = serializers.PrimaryKeyRelatedField(
         many=True,
-        queryset=AlertChannel.objects.all(),
+        queryset=NotificationChannel.objects.all(),
         required=False,
         help_text="Ids of the alert channels its alerts go to; none: its team's default ones.",
     )

@@ -20,7 +20,7 @@ from jobs import alerts
 from jobs.alerts import InlineDispatcher
 from jobs.alerts.channels import BODY_MAX_CHARS, send_test
 from jobs.alerts.running_long import check_running_long
-from jobs.models import AlertChannel, RunStatus, channels_for
+from jobs.models import NotificationChannel, RunStatus, channels_for
 from jobs.tests import personas
 from jobs.tests.api_helpers import finish_run, token_client
 from jobs.tests.factories import NOW, make_job, make_run
@@ -47,8 +47,8 @@ def receiver():
         yield server
 
 
-def json_channel(receiver: Receiver, **fields) -> AlertChannel:
-    channel = AlertChannel(
+def json_channel(receiver: Receiver, **fields) -> NotificationChannel:
+    channel = NotificationChannel(
         name=fields.pop("name", "ops json"),
         url=f"json://user:{SECRET}@127.0.0.1:{receiver.port}/hook",
         **fields,
@@ -122,7 +122,7 @@ def test_mailto_reaches_a_real_smtp_server(django_capture_on_commit_callbacks):
     controller = Controller(inbox, hostname="127.0.0.1", port=port)
     controller.start()
     try:
-        channel = AlertChannel(
+        channel = NotificationChannel(
             name="mail",
             url=(
                 f"mailto://example.com:{port}?smtp=127.0.0.1&mode=insecure"
@@ -160,14 +160,14 @@ def test_bad_or_forbidden_urls_are_refused_and_nothing_is_saved(url, why, settin
     settings.JOBS_WEBHOOK_ALLOWED_HOSTS = []
     client = personas.signed_in(personas.superuser())
     response = client.post(
-        reverse("admin:jobs_alertchannel_add"),
+        reverse("admin:jobs_notificationchannel_add"),
         {"name": "bad", "url": url, "events": '["failure"]', "is_active": "on"},
     )
     assert response.status_code == 200
     assert why in response.content.decode()
-    assert not AlertChannel.objects.exists()
+    assert not NotificationChannel.objects.exists()
     with pytest.raises(ValidationError):
-        AlertChannel(name="bad", url=url).full_clean()
+        NotificationChannel(name="bad", url=url).full_clean()
 
 
 def test_the_address_rules_are_applied_again_before_sending(
@@ -190,8 +190,8 @@ def test_the_url_is_never_shown_back(receiver):
     job.channels.add(channel)
     client = personas.signed_in(personas.superuser())
     pages = [
-        client.get(reverse("admin:jobs_alertchannel_changelist")),
-        client.get(reverse("admin:jobs_alertchannel_change", args=[channel.pk])),
+        client.get(reverse("admin:jobs_notificationchannel_changelist")),
+        client.get(reverse("admin:jobs_notificationchannel_change", args=[channel.pk])),
         client.get(reverse("admin:jobs_job_change", args=[job.pk])),
     ]
     for page in pages:
@@ -209,7 +209,7 @@ def test_a_blank_url_in_the_admin_keeps_the_stored_one(receiver):
     stored = channel.url
     client = personas.signed_in(personas.superuser())
     response = client.post(
-        reverse("admin:jobs_alertchannel_change", args=[channel.pk]),
+        reverse("admin:jobs_notificationchannel_change", args=[channel.pk]),
         {"name": "renamed", "url": "", "events": '["failure"]', "is_active": "on"},
     )
     assert response.status_code == 302
@@ -221,7 +221,7 @@ def test_the_admin_action_sends_a_test(receiver):
     channel = json_channel(receiver, name="test me")
     client = personas.signed_in(personas.superuser())
     response = client.post(
-        reverse("admin:jobs_alertchannel_changelist"),
+        reverse("admin:jobs_notificationchannel_changelist"),
         {"action": "send_test_message", "_selected_action": [channel.pk]},
         follow=True,
     )
@@ -291,7 +291,7 @@ def test_the_dashboard_refuses_a_forbidden_host_and_saves_nothing(settings):
     )
     assert response.status_code == 400
     assert "127.0.0.1 is not a public address" in response.content.decode()
-    assert not AlertChannel.objects.exists()
+    assert not NotificationChannel.objects.exists()
 
 
 def test_send_a_test_from_the_dashboard_delivers_and_needs_the_change_permission(receiver):
@@ -331,18 +331,18 @@ def test_the_api_keeps_channels_with_the_url_write_only(receiver, settings):
     assert SECRET not in listed.content.decode()
     changed = client.patch(f"/api/v1/channels/{channel_id}/", {"name": "api 2"}, format="json")
     assert changed.status_code == 200
-    assert AlertChannel.objects.get().url == url  # left out: kept
+    assert NotificationChannel.objects.get().url == url  # left out: kept
     settings.JOBS_WEBHOOK_ALLOWED_HOSTS = []
     refused = client.patch(
         f"/api/v1/channels/{channel_id}/", {"url": "json://10.1.2.3/x"}, format="json"
     )
     assert refused.status_code == 400
     assert "not a public address" in refused.json()["url"][0]
-    assert AlertChannel.objects.get().url == url
+    assert NotificationChannel.objects.get().url == url
     viewer = token_client(personas.viewer("api-viewer"))
     assert viewer.get("/api/v1/channels/").status_code == 200
     assert viewer.delete(f"/api/v1/channels/{channel_id}/").status_code == 403
-    assert AlertChannel.objects.exists()
+    assert NotificationChannel.objects.exists()
 
 
 # --- without the [apprise] extra -------------------------------------------------------------
@@ -357,12 +357,12 @@ def run_checks_ids() -> list[str]:
 def test_a_site_without_apprise_is_told_which_extra_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "apprise", None)  # what `import apprise` finds missing
     assert "jobs.E015" not in run_checks_ids()  # no channel: nothing to say
-    AlertChannel.objects.create(name="saved before", url="json://127.0.0.1:9/x")
+    NotificationChannel.objects.create(name="saved before", url="json://127.0.0.1:9/x")
     from django.core import checks
 
     (error,) = [m for m in checks.run_checks() if m.id == "jobs.E015"]
     assert "[apprise]" in error.hint
-    ok, why = send_test(AlertChannel.objects.get())
+    ok, why = send_test(NotificationChannel.objects.get())
     assert (ok, why) == (False, "refused: apprise is not installed")
 
 

@@ -12,9 +12,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from jobs.models import (
+    DeliveryChannel,
     JobHistory,
     NotificationAttempt,
-    NotificationChannel,
     NotificationKind,
     NotificationStatus,
     RunStatus,
@@ -266,7 +266,7 @@ def test_pruning_a_run_deletes_its_alert_attempts_with_it(make_job):
         NotificationAttempt.objects.create(
             run=run,
             kind=NotificationKind.FAILURE,
-            channel=NotificationChannel.WEBHOOK,
+            channel=DeliveryChannel.WEBHOOK,
             status=NotificationStatus.SENT,
         )
     deleted = prune_history(NOW + timedelta(days=1), policy=Policy(keep_per_job=1))

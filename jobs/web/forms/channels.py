@@ -1,5 +1,5 @@
 """The form of an alert channel: the URL write-only (never drawn back; blank keeps the
-stored one), the rules the model's (AlertChannel.clean(): Apprise reads it, its host may
+stored one), the rules the model's (NotificationChannel.clean(): Apprise reads it, its host may
 be sent to), each message at its field."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from jobs.models import AlertChannel
+from jobs.models import NotificationChannel
 from jobs.models.channels import CHANNEL_EVENTS, CHANNEL_URL_MAX_LENGTH
 from jobs.web.forms.calendars import Drawn
 
@@ -24,7 +24,7 @@ class ChannelForm(Drawn, forms.ModelForm):
         required=False,
         max_length=CHANNEL_URL_MAX_LENGTH,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
-        help_text=AlertChannel._meta.get_field("url").help_text,
+        help_text=NotificationChannel._meta.get_field("url").help_text,
     )
     events = forms.MultipleChoiceField(
         label=_("Events"),
@@ -35,7 +35,7 @@ class ChannelForm(Drawn, forms.ModelForm):
     )
 
     class Meta:
-        model = AlertChannel
+        model = NotificationChannel
         fields = ["name", "team", "url", "events", "is_team_default", "is_active"]
 
     def clean_url(self) -> str:
