@@ -211,6 +211,11 @@ def audit_max_age() -> timedelta | None:
     return timedelta(days=days) if days > 0 else None
 
 
+def team_scoped() -> str:
+    """JOBS_TEAM_SCOPED, lower-case: "true", "false" or "auto" (on once a job has a team)."""
+    return str(setting("JOBS_TEAM_SCOPED")).strip().lower()
+
+
 def token_max_days() -> int:
     """The default and the longest lifetime of an API token, in days."""
     return int(setting("JOBS_TOKEN_MAX_DAYS"))

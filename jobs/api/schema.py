@@ -101,10 +101,12 @@ def _refuse_nul(param: dict[str, Any]) -> None:
         schema["pattern"] = NO_NUL_PATTERN
 
 
-# A database's integer key (calendars, blackout windows, a job's calendar and team): positive,
+# A database's integer key (calendars, blackout windows, a job's calendar, team and
+# channels): positive,
 # and no larger than the largest integer a JSON client holds exactly (an int64 would not).
 INTEGER_KEY_RANGE = {"minimum": 1, "maximum": 2**53 - 1}
 _INTEGER_KEYS = {"id", "calendar", "team"}
+_INTEGER_KEY_LISTS = {"channels"}
 
 
 def state_integer_key_limits(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
@@ -126,4 +128,6 @@ def state_integer_key_limits(result: dict[str, Any], **kwargs: Any) -> dict[str,
         for name, node in component.get("properties", {}).items():
             if name in _INTEGER_KEYS:
                 bound(node)
+            elif name in _INTEGER_KEY_LISTS:
+                bound(node.get("items", {}))
     return result

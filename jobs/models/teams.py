@@ -75,7 +75,7 @@ def scope_of(request: Any) -> Scope:
 def scoping_on() -> bool:
     """Whether team scoping applies: JOBS_TEAM_SCOPED, or with "auto" once any job has a
     team (one indexed query)."""
-    value = str(conf.setting("JOBS_TEAM_SCOPED")).strip().lower()
+    value = conf.team_scoped()
     if value == "true":
         return True
     if value == "false":

@@ -97,6 +97,10 @@ BY_ID = {
 }
 
 NOT_SCOPED_BY_JOB = "calendars and blackout windows belong to the site, not to a team"
+# Not scoped by team yet: whoever holds the channel model permissions keeps every team's.
+CHANNELS = "notification channels are kept with their model permissions, not by team"
+OWN_TOKENS = "the user's own API tokens (another user's token is 404): no job or run"
+SUPERUSERS_ONLY = "API tokens in the admin: superusers only"
 ADMIN_ONLY = "the site's own records (the pause switch), kept by site admins"
 EXEMPT_BY_ID = {
     "jobs:calendar_edit": NOT_SCOPED_BY_JOB,
@@ -120,6 +124,17 @@ EXEMPT_BY_ID = {
     "admin:jobs_schedulerevent_change": ADMIN_ONLY,
     "admin:jobs_schedulerevent_delete": ADMIN_ONLY,
     "admin:jobs_schedulerevent_history": ADMIN_ONLY,
+    "jobs:channel_edit": CHANNELS,
+    "jobs:channel_delete": CHANNELS,
+    "jobs:channel_test": CHANNELS,
+    "jobs:api-channel-detail": CHANNELS,
+    "admin:jobs_notificationchannel_change": CHANNELS,
+    "admin:jobs_notificationchannel_delete": CHANNELS,
+    "admin:jobs_notificationchannel_history": CHANNELS,
+    "jobs:api_token_revoke": OWN_TOKENS,
+    "admin:jobs_apitoken_change": SUPERUSERS_ONLY,
+    "admin:jobs_apitoken_delete": SUPERUSERS_ONLY,
+    "admin:jobs_apitoken_history": SUPERUSERS_ONLY,
 }
 
 # Routes without an id that list jobs or runs: team A's job must not be in them.
@@ -177,6 +192,13 @@ EXEMPT = {
     "admin:jobs_schedulerstate_add": ADMIN_ONLY,
     "admin:jobs_schedulerevent_changelist": ADMIN_ONLY,
     "admin:jobs_schedulerevent_add": ADMIN_ONLY,
+    "jobs:channel_list": CHANNELS,
+    "jobs:channel_create": CHANNELS,
+    "jobs:api-channel-list": CHANNELS,
+    "admin:jobs_notificationchannel_changelist": CHANNELS,
+    "admin:jobs_notificationchannel_add": CHANNELS,
+    "admin:jobs_apitoken_changelist": SUPERUSERS_ONLY,
+    "admin:jobs_apitoken_add": SUPERUSERS_ONLY,
 }
 
 
