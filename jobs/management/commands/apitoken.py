@@ -19,13 +19,13 @@ from jobs.models import ApiToken, Channel, acting, issue_token, revoke_token
 class Command(BaseCommand):
     help = (
         "Make a named API token of a user and print it once. Use it as 'Token <key>'. "
-        "Without --name the token is named 'command'; --reset first revokes the user's "
-        "token of that name."
+        "Without --name each call makes a new token named 'command' and the time; "
+        "--reset first revokes the user's token of that --name."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
-        parser.add_argument("--name", default="command", help="the token's name (unique per user)")
+        parser.add_argument("--name", default=None, help="the token's name (unique per user)")
         parser.add_argument(
             "--days",
             type=int,
@@ -54,6 +54,10 @@ class Command(BaseCommand):
             if team is None:
                 raise CommandError(f"no team named {options['team']!r}")
         name = options["name"]
+        if name is None:
+            if options["reset"]:
+                raise CommandError("--reset needs the --name of the token to replace")
+            name = _new_command_name(user)
         if not options["reset"] and ApiToken.objects.filter(user=user, name=name).exists():
             # The secret of a token is never stored, so it cannot be printed again.
             raise CommandError(
@@ -85,3 +89,18 @@ class Command(BaseCommand):
                 f"note: {user} may not change jobs with it, so this token can only read."
             )
         self.stdout.write(issued.text)
+
+
+def _new_command_name(user: Any) -> str:
+    """A name no token of the user has: 'command' and the time (so that the quick start's
+    TOKEN=$(scripts/manage apitoken admin) makes a token each time it is run)."""
+    base = f"command {timezone.now():%Y-%m-%d %H:%M:%S}"
+    taken = set(
+        ApiToken.objects.filter(user=user, name__startswith=base).values_list("name", flat=True)
+    )
+    number = 1
+    name = base
+    while name in taken:
+        number += 1
+        name = f"{base} ({number})"
+    return name

@@ -15,7 +15,15 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from jobs import engine
-from jobs.models import Job, JobHistory, NotificationAttempt, RunStatus, Trigger, find_token
+from jobs.models import (
+    ApiToken,
+    Job,
+    JobHistory,
+    NotificationAttempt,
+    RunStatus,
+    Trigger,
+    find_token,
+)
 from jobs.tests.api_helpers import finish_run, make_user, token_client
 from jobs.tests.factories import make_job
 
@@ -512,12 +520,23 @@ def test_apitoken_prints_a_token_that_authenticates():
     key = out.getvalue().strip()
     assert find_token(key).user.username == "robot"
 
-    # The secret is not kept, so it cannot be printed again.
-    with pytest.raises(CommandError, match="already has a token named 'command'"):
-        call_command("apitoken", "robot", stdout=StringIO())
+    # Without --name, each call makes another token (the quick start's command, again).
+    again = StringIO()
+    call_command("apitoken", "robot", stdout=again)
+    assert find_token(again.getvalue().strip()).pk != find_token(key).pk
+    assert ApiToken.objects.filter(user__username="robot", name__startswith="command ").count() == 2
 
+    # The secret is not kept, so a named token cannot be printed again: --reset replaces it.
+    call_command("apitoken", "robot", "--name", "ci", stdout=StringIO())
+    with pytest.raises(CommandError, match="already has a token named 'ci'"):
+        call_command("apitoken", "robot", "--name", "ci", stdout=StringIO())
+    with pytest.raises(CommandError, match="--reset needs the --name"):
+        call_command("apitoken", "robot", "--reset", stdout=StringIO())
+    first = StringIO()
+    call_command("apitoken", "robot", "--name", "replaced", stdout=first)
+    key = first.getvalue().strip()
     reset = StringIO()
-    call_command("apitoken", "robot", "--reset", stdout=reset)
+    call_command("apitoken", "robot", "--name", "replaced", "--reset", stdout=reset)
     new_key = reset.getvalue().strip()
     assert new_key != key
 
