@@ -85,13 +85,10 @@ def _interval_judged(job: models.Model) -> bool:
     return bool(job.is_active and not before.get("is_active"))  # type: ignore[attr-defined]
 
 
-def pending_manual_runs(job_id: Any, cap: int) -> int:
-    """The job's pending runs started by hand, counted up to `cap` (a bounded read)."""
-    from jobs.models.run import JobHistory
-
-    runs = JobHistory.objects.filter(
-        job_id=job_id, status=RunStatus.PENDING, trigger=Trigger.MANUAL
-    )
+def pending_manual_runs(job: models.Model, cap: int) -> int:
+    """The job's pending runs started by hand, counted up to `cap` (a bounded read; through
+    the job's `runs`, so that this module needs no import of the run model)."""
+    runs = job.runs.filter(status=RunStatus.PENDING, trigger=Trigger.MANUAL)  # type: ignore[attr-defined]
     return runs.order_by()[:cap].count()
 
 
@@ -103,7 +100,7 @@ def check_manual_runs(job: models.Model) -> None:
     one after the other and the limit holds exactly."""
     most = conf.max_pending_manual_runs()
     type(job).objects.select_for_update().filter(pk=job.pk).values_list("pk").first()  # type: ignore[attr-defined]
-    if pending_manual_runs(job.pk, most) >= most:
+    if pending_manual_runs(job, most) >= most:
         raise ManualRunsExceeded(
             gettext(
                 "“%(name)s” already has %(n)d runs waiting to start that were started by "

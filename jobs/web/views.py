@@ -23,7 +23,6 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryD
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
@@ -42,9 +41,9 @@ from jobs.access.permissions import (
 from jobs.forecasts import preview, upcoming
 from jobs.models import NAME_MAX_LENGTH, Job, JobChange, JobHistory, RunStatus, ScheduleType, gate
 from jobs.models.chains import CHAIN_FIELDS, chain_links
+from jobs.web import action_messages, context_processors, listing, scoping
 from jobs.web import chains as chain_fields
 from jobs.web import changes as job_changes
-from jobs.web import context_processors, listing, scoping
 from jobs.web import dashboard as dashboard_data
 from jobs.web.forms import (
     SHOW_TASK,
@@ -280,34 +279,8 @@ def job_run(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     except engine.ManualRunsExceeded as refusal:
         messages.error(request, " ".join(refusal.messages))
         return redirect(back)
-    messages.success(request, _will_run_message(job, new_run))
+    messages.success(request, action_messages.will_run(job, new_run))
     return redirect(back)
-
-
-def _will_run_message(job: Job, run: JobHistory) -> str:
-    """ "“name” will run in a moment.", linking the run it made: its live log is where
-    one looks next. Escaped here (the message is shown as HTML)."""
-    return format_html(
-        '{} <a href="{}" class="alert-link" data-run-link>{}</a>',
-        _("“%(name)s” will run in a moment.") % {"name": job.name},
-        reverse("jobs:run_detail", args=[run.pk]),
-        _("See the run"),
-    )
-
-
-def _not_enabled_message(job: Job, refusal: ValidationError) -> str:
-    """Why `job` was not enabled, naming it, and what to do about it."""
-    if job.schedule_type == ScheduleType.ONCE and "scheduled_at" in refusal.message_dict:
-        # A one-off job whose time has passed (it ran, or was missed) stays done.
-        return _(
-            "“%(name)s” was not enabled: it was to run %(schedule)s, and that time has "
-            "passed. To run it again, edit it and change its time to a future one, or "
-            "use Run now."
-        ) % {"name": job.name, "schedule": job.schedule_text}
-    return _("“%(name)s” was not enabled: %(why)s") % {
-        "name": job.name,
-        "why": " ".join(refusal.messages),
-    }
 
 
 @require_POST
@@ -320,7 +293,7 @@ def job_toggle(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     try:
         job.set_active(active, user=request.user)
     except ValidationError as exc:
-        messages.error(request, _not_enabled_message(job, exc))
+        messages.error(request, action_messages.not_enabled(job, exc))
     else:
         text = _("“%(name)s” enabled.") if active else _("“%(name)s” disabled.")
         messages.success(request, text % {"name": job.name})

@@ -18,7 +18,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, reverse
 
 from jobs.access.permissions import JOB_VIEWERS
-from jobs.models import Blackout, Calendar, Channel, Job, JobChange, JobHistory
+from jobs.models import Blackout, Calendar, Channel, Job, JobChange, JobHistory, NotificationChannel
 from jobs.tests.factories import make_job, make_run, make_token, make_user
 from jobs.tests.host_urls import PREFIX
 from jobs.web import urls as screen_urls
@@ -99,6 +99,7 @@ def _url(pattern: URLPattern, job: Job, run: JobHistory, change: JobChange) -> s
         "calendar_id": Calendar.objects.get().pk,
         "blackout_id": Blackout.objects.get().pk,
         "token_id": 1,  # a POST-only action: no token needs to exist for the GET
+        "channel_id": NotificationChannel.objects.get().pk,
     }
     wanted = pattern.pattern.converters
     return reverse(f"jobs:{pattern.name}", kwargs={name: values[name] for name in wanted})
@@ -110,6 +111,7 @@ def objects() -> tuple[Job, JobHistory, JobChange]:
     run = make_run(job)
     Calendar.objects.create(name="office", country="JP")
     Blackout.objects.create(name="release", cron_expression="0 22 * * 5", duration_minutes=60)
+    NotificationChannel.objects.create(name="team chat", url="json://chat.example.com/hook")
     return job, run, JobChange.objects.filter(job_id=job.pk).latest("created_at")
 
 
