@@ -10,19 +10,11 @@ from rest_framework import status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from jobs.api.permissions import model_permissions
 from jobs.api.policy import ApiPolicy, extend_schema
 from jobs.api.serializers.calendars import BlackoutSerializer, CalendarSerializer
 from jobs.api.views import ActorMixin
 from jobs.models import Blackout, Calendar
-
-
-def _model_permissions(model: str) -> dict[str, str]:
-    return {
-        "create": f"jobs.add_{model}",
-        "update": f"jobs.change_{model}",
-        "partial_update": f"jobs.change_{model}",
-        "destroy": f"jobs.delete_{model}",
-    }
 
 
 @extend_schema_view(
@@ -36,7 +28,7 @@ def _model_permissions(model: str) -> dict[str, str]:
 class CalendarViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
     serializer_class = CalendarSerializer
     queryset = Calendar.objects.order_by("name")
-    permission_by_action = _model_permissions("calendar")
+    permission_by_action = model_permissions("calendar")
 
     def destroy(self, request: Request, *args: object, **kwargs: object) -> Response:
         calendar = self.get_object()
@@ -62,4 +54,4 @@ class CalendarViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
 class BlackoutViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
     serializer_class = BlackoutSerializer
     queryset = Blackout.objects.order_by("name").prefetch_related("jobs")
-    permission_by_action = _model_permissions("blackout")
+    permission_by_action = model_permissions("blackout")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_view
 from rest_framework import viewsets
 
-from jobs.api.calendars import _model_permissions
+from jobs.api.permissions import model_permissions
 from jobs.api.policy import ApiPolicy, extend_schema
 from jobs.api.serializers.channels import NotificationChannelSerializer
 from jobs.api.views import ActorMixin
@@ -25,4 +25,4 @@ from jobs.models import NotificationChannel
 class NotificationChannelViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
     serializer_class = NotificationChannelSerializer
     queryset = NotificationChannel.objects.order_by("name")
-    permission_by_action = _model_permissions("notificationchannel")
+    permission_by_action = model_permissions("notificationchannel")

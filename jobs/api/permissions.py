@@ -58,3 +58,14 @@ class JobPermissions(BasePermission):
             return True
         self.message = f"You need the permission {needed} for this job's team."
         return False
+
+
+def model_permissions(model: str) -> dict[str, str]:
+    """The permission_by_action of a plain model's viewset: Django's add, change and
+    delete permissions of `model` (reading needs jobs.view_job, as every read)."""
+    return {
+        "create": f"jobs.add_{model}",
+        "update": f"jobs.change_{model}",
+        "partial_update": f"jobs.change_{model}",
+        "destroy": f"jobs.delete_{model}",
+    }
