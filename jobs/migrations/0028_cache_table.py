@@ -28,4 +28,6 @@ def drop_table(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [("jobs", "0027_api_tokens")]
 
-    operations = [migrations.RunPython(create_table, drop_table, elidable=False)]
+    # Not atomic: MySQL/MariaDB cannot roll DDL back, and Django refuses a schema editor's
+    # DROP TABLE inside the transaction it would otherwise open around this operation.
+    operations = [migrations.RunPython(create_table, drop_table, atomic=False, elidable=False)]
