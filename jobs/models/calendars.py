@@ -180,7 +180,16 @@ class Calendar(models.Model):
     def business_days(self) -> calendar_days.BusinessDays:
         """The calendar's rules, kept per calendar and version: each date is worked out
         once per process, whatever the number of jobs on the calendar."""
-        version = (self.pk, self.updated_at, self.country, self.subdivision)
+        # The rules themselves too: two edits within one clock tick share updated_at.
+        version = (
+            self.pk,
+            self.updated_at,
+            self.country,
+            self.subdivision,
+            str(self.weekdays),
+            str(self.extra_days_off),
+            str(self.extra_working_days),
+        )
         kept = _BUSINESS_DAYS.get(self.pk)
         if kept is not None and kept[0] == version:
             return kept[1]
@@ -193,6 +202,15 @@ class Calendar(models.Model):
         )
         _BUSINESS_DAYS[self.pk] = (version, made)
         return made
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Save, and plan the next run of its jobs again: a day that now counts (or no
+        longer does) moves the next run at once, not after the one planned before."""
+        adding = self._state.adding
+        super().save(*args, **kwargs)
+        if not adding:
+            for job in self.jobs.filter(is_active=True).iterator():
+                job.replan()
 
     def jobs_in_use(self) -> list[str]:
         return list(self.jobs.order_by("name").values_list("name", flat=True)[:20])

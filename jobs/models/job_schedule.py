@@ -105,6 +105,27 @@ class JobSchedule:
         job_rules_ = rules.for_job(self.calendar_id, self.calendar_policy, self.queue, self.pk.hex)
         return planning.PlannedSchedule(base, job_rules_) if job_rules_ is not None else None
 
+    def replan(self, now: datetime | None = None) -> bool:
+        """Plan next_run_at again after the rules it was planned under changed (its
+        calendar was edited), and write it if it moved; whether it moved. Planned from
+        just before a pending occurrence that is already due, so a run the scheduler has
+        yet to claim is not dropped. A one-off job that has run stays as it is."""
+        before = self.next_run_at
+        if not self.is_active or (self.schedule_type == ScheduleType.ONCE and before is None):
+            return False
+        now = now or timezone.now()
+        if before is not None and before <= now:
+            now = before - timedelta(microseconds=1)
+        self.refresh_schedule(now)
+        if self.next_run_at == before:
+            return False
+        # Only if the scheduler has not moved it since it was read: its claim planned
+        # with whichever rules it loaded, and the occurrence key keeps that run single.
+        type(self).objects.filter(pk=self.pk, next_run_at=before).update(  # type: ignore[attr-defined]
+            next_run_at=self.next_run_at
+        )
+        return True
+
     def _plan_next_run(self, now: datetime) -> None:
         """next_run_at as the claim will see it: the first slot after now."""
         if self.next_run_at is None:
