@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import models
+from django.db import models, router, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -207,10 +207,14 @@ class Calendar(models.Model):
         """Save, and plan the next run of its jobs again: a day that now counts (or no
         longer does) moves the next run at once, not after the one planned before."""
         adding = self._state.adding
-        super().save(*args, **kwargs)
-        if not adding:
+        with transaction.atomic(using=kwargs.get("using") or router.db_for_write(Calendar)):
+            super().save(*args, **kwargs)
+            if adding:
+                return
+            # Loaded once for all its jobs (two queries), not once per job.
+            rules = PlanningRules.load([self.pk])
             for job in self.jobs.filter(is_active=True).iterator():
-                job.replan()
+                job.replan(rules=rules)
 
     def jobs_in_use(self) -> list[str]:
         return list(self.jobs.order_by("name").values_list("name", flat=True)[:20])

@@ -45,10 +45,13 @@ class JobSchedule:
         except schedules.ScheduleError:
             return None
 
-    def refresh_schedule(self, now: datetime | None = None) -> None:
+    def refresh_schedule(
+        self, now: datetime | None = None, rules: PlanningRules | None = None
+    ) -> None:
         """Recompute the anchor and the next occurrence after the schedule changed.
 
         Called by save(); the scheduler itself moves next_run_at with its own updates.
+        `rules`: the calendars and windows, when the caller loaded them for many jobs.
         """
         now = now or timezone.now()
         loaded = self._stored_schedule()
@@ -57,7 +60,7 @@ class JobSchedule:
             self.anchor_at = None
             self.next_run_at = self.scheduled_at if self.is_active else None
             if self.next_run_at is not None:
-                planned = self.planned_schedule()
+                planned = self.planned_schedule(rules)
                 if planned is not None:
                     # Its one slot, earlier too (previous_business_day), however long
                     # ago: a one-off job due in the past runs, as without a calendar.
@@ -69,7 +72,7 @@ class JobSchedule:
             self.anchor_at = None
             cron = self.cron_schedule()
             self.next_run_at = cron.next_after(now) if cron and self.is_active else None
-            self._plan_next_run(now)
+            self._plan_next_run(now, rules)
             return
         step = self.step
         if step is None:
@@ -82,7 +85,7 @@ class JobSchedule:
             if self.is_active
             else None
         )
-        self._plan_next_run(now)
+        self._plan_next_run(now, rules)
 
     def planned_schedule(
         self, rules: PlanningRules | None = None
@@ -105,7 +108,7 @@ class JobSchedule:
         job_rules_ = rules.for_job(self.calendar_id, self.calendar_policy, self.queue, self.pk.hex)
         return planning.PlannedSchedule(base, job_rules_) if job_rules_ is not None else None
 
-    def replan(self, now: datetime | None = None) -> bool:
+    def replan(self, now: datetime | None = None, rules: PlanningRules | None = None) -> bool:
         """Plan next_run_at again after the rules it was planned under changed (its
         calendar was edited), and write it if it moved; whether it moved. Planned from
         just before a pending occurrence that is already due, so a run the scheduler has
@@ -116,7 +119,7 @@ class JobSchedule:
         now = now or timezone.now()
         if before is not None and before <= now:
             now = before - timedelta(microseconds=1)
-        self.refresh_schedule(now)
+        self.refresh_schedule(now, rules)
         if self.next_run_at == before:
             return False
         # Only if the scheduler has not moved it since it was read: its claim planned
@@ -126,10 +129,10 @@ class JobSchedule:
         )
         return True
 
-    def _plan_next_run(self, now: datetime) -> None:
+    def _plan_next_run(self, now: datetime, rules: PlanningRules | None = None) -> None:
         """next_run_at as the claim will see it: the first slot after now."""
         if self.next_run_at is None:
             return
-        planned = self.planned_schedule()
+        planned = self.planned_schedule(rules)
         if planned is not None:
             self.next_run_at = planned.next_after(now)
