@@ -1,7 +1,7 @@
 """The queues in the API: GET /api/v1/queues/ (needs jobs.view_job, as every read).
 
 What jobs.queues.status.snapshot() says, the one reading behind the dashboard's card and the
-jobs_queue_* gauges of /metrics too.
+jobs_queue_* gauges of /metrics too; for a team-scoped user, of the jobs they may see only.
 """
 
 from __future__ import annotations
@@ -83,6 +83,6 @@ class QueuesView(ApiPolicy, ActorMixin, APIView):
     )
     def get(self, request: Request) -> Response:
         now = timezone.now()
-        # The figures count every team's runs: a team-scoped user gets no queue.
-        found = queue_status.snapshot(now) if scoping.filters(request).jobs is None else []
+        scope = scoping.filters(request)
+        found = queue_status.snapshot(now, jobs_q=scope.jobs, runs_q=scope.runs)
         return Response(QueuesSerializer(QueuesSerializer.of(now, found)).data)

@@ -99,16 +99,18 @@ class _Runs(NamedTuple):
     oldest_ready: datetime | None
 
 
-def _active_runs(now: datetime) -> dict[str, _Runs]:
-    """Pending and running runs by queue: one statement, each half on its partial index.
+def _active_runs(now: datetime, runs_q: Q | None = None) -> dict[str, _Runs]:
+    """Pending and running runs by queue: one statement, each half on its partial index;
+    with `runs_q`, only those runs (a team-scoped user's, jobs.models.teams).
 
     (One `status IN ('pending', 'running')` would read the whole history on SQLite,
     which uses a partial index only for the condition it was built for.)
     """
     ready = Q(not_before__lte=now)
     none = Value(0, output_field=IntegerField())
+    scope = runs_q or Q()
     pending = (
-        JobHistory.objects.filter(status=RunStatus.PENDING)
+        JobHistory.objects.filter(scope, status=RunStatus.PENDING)
         .order_by()
         .values("queue")
         .annotate(
@@ -119,7 +121,7 @@ def _active_runs(now: datetime) -> dict[str, _Runs]:
         )
     )
     running = (
-        JobHistory.objects.filter(status=RunStatus.RUNNING)
+        JobHistory.objects.filter(scope, status=RunStatus.RUNNING)
         .order_by()
         .values("queue")
         .annotate(
@@ -143,17 +145,30 @@ def _active_runs(now: datetime) -> dict[str, _Runs]:
     return found
 
 
-def snapshot(now: datetime | None = None, *, within: timedelta | None = None) -> list[QueueState]:
+def snapshot(
+    now: datetime | None = None,
+    *,
+    within: timedelta | None = None,
+    jobs_q: Q | None = None,
+    runs_q: Q | None = None,
+) -> list[QueueState]:
     """Every queue that has jobs, active runs or a limit, by name.
 
     `within`: how recent a scheduler's heartbeat must be for it to serve (live_schedulers).
+    `jobs_q` and `runs_q`: a team-scoped user's filters (jobs.web.scoping.filters): the
+    counts are of the runs of the jobs they may see, and a queue is listed only when one
+    of those jobs or runs is in it (its limit alone does not list it: the queue may be
+    another team's).
     """
     now = now or timezone.now()
-    runs = _active_runs(now)
+    runs = _active_runs(now, runs_q)
     limits = queue_settings.limits()
     served = served_queues(now, within)
     stall = conf.queue_stall()
-    names = set(Job.objects.queue_names()) | set(runs) | set(limits)
+    if jobs_q is None:
+        names = set(Job.objects.queue_names()) | set(runs) | set(limits)
+    else:
+        names = set(Job.objects.filter(jobs_q).queue_names()) | set(runs)
     queues = []
     for name in sorted(names):
         counts = runs.get(name, _Runs(0, 0, 0, None))

@@ -276,11 +276,11 @@ def live_context(
     now: datetime | None = None, *, jobs_q: Q | None = None, runs_q: Q | None = None
 ) -> dict:
     """Everything the refreshing part of the dashboard shows; with `jobs_q` and `runs_q`
-    (a team-scoped user's filters, jobs.models.teams), of those jobs and runs only. The
-    queues card counts every team's runs, so a scoped user gets none."""
+    (a team-scoped user's filters, jobs.models.teams), of those jobs and runs only, the
+    queues card too."""
     now = now or timezone.now()
     hours = hourly_counts(now, runs_q)
-    by_queue = queue_status.snapshot(now) if runs_q is None else []
+    by_queue = queue_status.snapshot(now, jobs_q=jobs_q, runs_q=runs_q)
     return {
         "now": now,
         "summary": summary(hours, by_queue, jobs_q),

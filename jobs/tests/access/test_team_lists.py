@@ -1,0 +1,87 @@
+"""Team scoping of what the lists count and offer (jobs.models.teams): the queues card
+and `/api/v1/queues/` count only the runs of the jobs the user may see, and list only
+the queues those jobs or runs are in."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import pytest
+from django.test import Client
+
+from jobs.models import Job, RunStatus
+from jobs.tests import personas
+from jobs.tests.api_helpers import token_client
+from jobs.tests.factories import make_job, make_run
+
+pytestmark = pytest.mark.django_db
+
+
+class Teams(NamedTuple):
+    job_a: Job
+    job_b: Job
+    site_job: Job
+
+
+@pytest.fixture
+def teams(settings) -> Teams:  # type: ignore[no-untyped-def]
+    settings.JOBS_QUEUE_LIMITS = {"alpha-q": 3, "bravo-q": 4, "limit-only": 2}
+    settings.JOBS_DASHBOARD_CACHE_SECONDS = 0
+    job_a = make_job(name="alpha-job", team=personas.team("A"), queue="alpha-q")
+    job_b = make_job(name="bravo-job", team=personas.team("B"), queue="bravo-q")
+    site = make_job(name="site-job", queue="shared")
+    job_b2 = make_job(name="bravo-shared", team=personas.team("B"), queue="shared")
+    for job in (job_a, job_b, job_b, site, job_b2, job_b2):
+        make_run(job, status=RunStatus.PENDING, queue=job.queue)
+    make_run(job_a, status=RunStatus.RUNNING, queue="alpha-q")
+    make_run(job_b, status=RunStatus.RUNNING, queue="bravo-q")
+    return Teams(job_a, job_b, site)
+
+
+def _api_queues(user) -> dict[str, dict]:  # type: ignore[no-untyped-def]
+    response = token_client(user).get("/api/v1/queues/")
+    assert response.status_code == 200
+    return {queue["name"]: queue for queue in response.json()["queues"]}
+
+
+def test_the_api_counts_only_the_queues_and_runs_of_the_users_jobs(teams: Teams) -> None:
+    seen_a = _api_queues(personas.team_viewer("A"))
+    # Team A's queue and the site job's; not team B's, nor a queue with a limit only.
+    assert sorted(seen_a) == ["alpha-q", "shared"]
+    assert (seen_a["alpha-q"]["pending"], seen_a["alpha-q"]["running"]) == (1, 1)
+    assert seen_a["alpha-q"]["limit"] == 3
+    # The shared queue holds team B's runs too: they are not counted.
+    assert seen_a["shared"]["pending"] == 1
+    seen_b = _api_queues(personas.team_operator("B"))
+    assert sorted(seen_b) == ["bravo-q", "shared"]
+    assert (seen_b["bravo-q"]["pending"], seen_b["bravo-q"]["running"]) == (2, 1)
+    assert seen_b["shared"]["pending"] == 3
+
+
+def test_a_site_wide_user_sees_every_queue_and_every_run(teams: Teams) -> None:
+    seen = _api_queues(personas.viewer())
+    assert sorted(seen) == ["alpha-q", "bravo-q", "limit-only", "shared"]
+    assert seen["shared"]["pending"] == 3 and seen["bravo-q"]["pending"] == 2
+
+
+def _card(client: Client) -> str:
+    page = client.get("/").content.decode()
+    start = page.index('id="queues"')
+    return page[start : page.index("</table>", start)]
+
+
+def test_the_dashboard_card_counts_the_users_teams_queues(teams: Teams) -> None:
+    card_a = _card(personas.signed_in(personas.team_viewer("A")))
+    assert 'data-queue="alpha-q"' in card_a and 'data-queue="shared"' in card_a
+    assert 'data-queue="bravo-q"' not in card_a and 'data-queue="limit-only"' not in card_a
+    card_b = _card(personas.signed_in(personas.team_viewer("B")))
+    assert 'data-queue="bravo-q"' in card_b and 'data-queue="alpha-q"' not in card_b
+    start = card_b.index('data-queue="shared"')
+    assert 'data-cell="pending">3<' in card_b[start : card_b.index("</tr>", start)]
+    everyone = _card(personas.signed_in(personas.viewer()))
+    assert 'data-queue="limit-only"' in everyone and 'data-queue="bravo-q"' in everyone
+
+
+def test_the_dashboards_running_count_is_the_users_teams(teams: Teams) -> None:
+    page = personas.signed_in(personas.team_viewer("A")).get("/").content.decode()
+    assert 'id="count-running">1<' in page
