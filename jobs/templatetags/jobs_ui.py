@@ -22,7 +22,7 @@ from jobs.access import masking
 from jobs.access.masking import may_see_secrets, shown_target
 from jobs.forecasts import upcoming
 from jobs.models import JobState, RunStatus, ScheduleType
-from jobs.web import context_processors, languages
+from jobs.web import context_processors, languages, scoping
 
 register = template.Library()
 
@@ -47,6 +47,16 @@ STATUS_STYLES = {
     RunStatus.SKIPPED: "text-bg-warning",
     RunStatus.CANCELLED: "text-bg-cancelled",  # jobs/static/jobs/app.css
 }
+
+
+@register.simple_tag(takes_context=True)
+def job_actions(context: template.Context, job: Any) -> scoping.Actions:
+    """{% job_actions job as can %}: which of the job's buttons the user may use
+    (jobs.web.scoping.actions); none without a request."""
+    request = context.get("request")
+    if request is None:
+        return scoping.Actions(run=False, change=False, delete=False)
+    return scoping.actions(request, job)
 
 
 # The three tags below run for every row of the job and run tables (hundreds of times

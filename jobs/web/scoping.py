@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from jobs.access.permissions import RUN_JOB, VIEW_JOB
+from jobs.access.permissions import CHANGE_JOB, DELETE_JOB, RUN_JOB, VIEW_JOB
 from jobs.models import Job, JobHistory, teams
 
 
@@ -33,6 +33,24 @@ def visible_runs(
 def may(request: Any, permission: str, job: Job) -> bool:
     user, team_id = teams.scope_of(request)
     return teams.may(user, permission, job, team_id=team_id)
+
+
+class Actions(NamedTuple):
+    """What the request's user may do to one job: the buttons its row and page show."""
+
+    run: bool  # run now, run for a past range, cancel a run
+    change: bool  # edit, enable or disable
+    delete: bool
+
+
+def actions(request: Any, job: Job) -> Actions:
+    """The buttons to show for `job`: each by may() for that job, so a team's operator
+    sees Run on its team's jobs and not on the site's, which it may only view."""
+    return Actions(
+        run=may(request, RUN_JOB, job),
+        change=may(request, CHANGE_JOB, job),
+        delete=may(request, DELETE_JOB, job),
+    )
 
 
 def check(request: Any, permission: str, job: Job) -> None:

@@ -85,3 +85,61 @@ def test_the_dashboard_card_counts_the_users_teams_queues(teams: Teams) -> None:
 def test_the_dashboards_running_count_is_the_users_teams(teams: Teams) -> None:
     page = personas.signed_in(personas.team_viewer("A")).get("/").content.decode()
     assert 'id="count-running">1<' in page
+
+
+# --- the buttons: by may() for each job --------------------------------------------------
+
+
+def _row(page: str, job: Job) -> str:
+    start = page.index(f'<tr id="job-{job.pk}"')
+    return page[start : page.index("</tr>", start)]
+
+
+def _buttons(html: str, job: Job) -> set[str]:
+    """The actions `html` offers for `job`: its run, toggle, edit and delete addresses."""
+    base = f"/jobs/{job.pk}/"
+    marks = {"run": f'{base}run/"', "toggle": f'{base}toggle/"', "edit": f'{base}edit/"'}
+    marks |= {"delete": f'{base}delete/"', "backfill": f'{base}backfill/"'}
+    marks["pick"] = f'value="{job.pk}" form="bulk-jobs"'
+    return {name for name, mark in marks.items() if mark in html}
+
+
+def test_the_job_list_shows_a_teams_operator_the_buttons_of_its_teams_jobs_only(
+    teams: Teams,
+) -> None:
+    page = personas.signed_in(personas.team_operator("A")).get("/jobs/").content.decode()
+    assert _buttons(_row(page, teams.job_a), teams.job_a) == {"run", "toggle", "edit", "pick"}
+    site_row = _row(page, teams.site_job)
+    # The site's job: seen, not acted on; its switch shows the state only.
+    assert _buttons(site_row, teams.site_job) == set()
+    assert "disabled checked" in site_row and "data-autosubmit" not in site_row
+    assert f"job-{teams.job_b.pk}" not in page
+
+
+def test_the_job_list_shows_a_site_wide_operator_every_button(teams: Teams) -> None:
+    page = personas.signed_in(personas.operator()).get("/jobs/").content.decode()
+    for job in teams:
+        assert _buttons(_row(page, job), job) == {"run", "toggle", "edit", "pick"}
+
+
+def test_a_teams_viewer_gets_no_button(teams: Teams) -> None:
+    client = personas.signed_in(personas.team_viewer("A"))
+    page = client.get("/jobs/").content.decode()
+    assert _buttons(_row(page, teams.job_a), teams.job_a) == set()
+    assert _buttons(client.get(f"/jobs/{teams.job_a.pk}/").content.decode(), teams.job_a) == set()
+
+
+def test_the_job_page_shows_the_buttons_the_user_may_use_on_that_job(teams: Teams) -> None:
+    client = personas.signed_in(personas.team_operator("A"))
+    own = client.get(f"/jobs/{teams.job_a.pk}/").content.decode()
+    assert _buttons(own, teams.job_a) == {"run", "toggle", "edit", "delete", "backfill"}
+    site = client.get(f"/jobs/{teams.site_job.pk}/").content.decode()
+    assert _buttons(site, teams.site_job) == set()
+    assert "Run now" not in site
+    # The site's pending run: its cancel button is not offered either.
+    run = teams.site_job.runs.get()
+    assert f"/runs/{run.pk}/cancel/" not in site
+    everything = personas.signed_in(personas.job_admin()).get(f"/jobs/{teams.site_job.pk}/")
+    offered = _buttons(everything.content.decode(), teams.site_job)
+    assert offered == {"run", "toggle", "edit", "delete", "backfill"}
+    assert f"/runs/{run.pk}/cancel/" in everything.content.decode()
