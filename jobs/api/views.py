@@ -96,7 +96,8 @@ class JobViewSet(ApiPolicy, ActorMixin, viewsets.ModelViewSet):
     def get_queryset(self) -> QuerySet[Job]:
         # with_running() gives `state` without a query per job; id makes the order total;
         # the chains' ids come with two queries per page, the alert channels' with one.
-        ids_only = Job.objects.only("pk").order_by()
+        # team_id: whether the user may see a chained job (JobSerializer.to_representation).
+        ids_only = Job.objects.only("pk", "team_id").order_by()
         channel_ids = NotificationChannel.objects.only("pk").order_by()
         return (
             scoping.visible_jobs(self.request, Job.objects.with_running())

@@ -198,7 +198,8 @@ CHAIN_REFUSED = _("You may not chain to a job of a team you may not run jobs for
 def team_errors(job: models.Model) -> dict[str, str]:
     """Job.clean()'s team rules for the acting user (the audit trail's when the entry
     point set none; none: the site's own code, such as syncjobs): the team given must be
-    one they may give, and a job chained to must be one they may run."""
+    one they may give, and a job newly chained to must be one they may run (a chain kept
+    as it was stays: it may be to a job of a team they may not see)."""
     user = job.acting_user or changes.current_actor().user  # type: ignore[attr-defined]
     if user is None:
         return {}
@@ -214,6 +215,8 @@ def team_errors(job: models.Model) -> dict[str, str]:
     wanted = pending(job)
     for name in CHAIN_FIELDS if wanted is not None else ():
         targets = type(job).objects.filter(pk__in=getattr(wanted, name) or ())  # type: ignore[attr-defined]
+        if not adding:  # a chain kept as it was is not judged again: only those added
+            targets = targets.exclude(pk__in=getattr(job, name).values("pk"))
         for target in targets.only("pk", "team_id"):
             other = target.team_id is not None and target.team_id != job.team_id  # type: ignore[attr-defined]
             if other and not may(user, RUN_JOB, target):

@@ -17,8 +17,10 @@ from typing import Any, NamedTuple
 from django import forms
 from django.db.models import QuerySet
 from django.urls import reverse
+from django.utils.translation import gettext as _
 
-from jobs.models import Job
+from jobs.access.permissions import VIEW_JOB
+from jobs.models import Job, teams
 from jobs.models.chains import CHAIN_FIELDS
 
 # Results shown per search: type more to narrow them.
@@ -52,6 +54,8 @@ class JobPicker(forms.Widget):
     def __init__(self, attrs: dict | None = None) -> None:
         super().__init__(attrs)
         self.exclude: uuid.UUID | None = None  # the job being edited: not offered
+        # The job of the form: its acting_user, once the form set it, is who looks.
+        self.for_job: Job | None = None
 
     def format_value(self, value: Any) -> list[str]:
         if value is None:
@@ -78,6 +82,12 @@ class JobPicker(forms.Widget):
         context = super().get_context(name, value, attrs)
         ids = _uuids(context["widget"]["value"])
         names = dict(Job.objects.filter(pk__in=ids).values_list("pk", "name")) if ids else {}
+        viewer = getattr(self.for_job, "acting_user", None)
+        scope = teams.jobs_visible_to(viewer, VIEW_JOB) if names and viewer else None
+        if scope:  # a team-scoped user: a chosen job they may not see keeps its id only
+            seen = set(Job.objects.filter(scope, pk__in=names).values_list("pk", flat=True))
+            other = _("a job of another team")
+            names = {pk: label if pk in seen else other for pk, label in names.items()}
         base = context["widget"]["attrs"].get("id") or f"id_{name}"
         context["widget"].update(
             chosen=[(pk, names[pk]) for pk in ids if pk in names],
@@ -125,6 +135,8 @@ class ChainFieldsMixin:
         super().__init__(*args, **kwargs)  # type: ignore[call-arg]
         for name in CHAIN_FIELDS:
             widget = self.fields[name].widget if name in self.fields else None
+            if isinstance(widget, JobPicker):
+                widget.for_job = self.instance
             if isinstance(widget, JobPicker) and not self.instance._state.adding:
                 widget.exclude = self.instance.pk
 

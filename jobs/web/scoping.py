@@ -12,6 +12,7 @@ from django.http import Http404
 
 from jobs.access.permissions import CHANGE_JOB, DELETE_JOB, RUN_JOB, VIEW_JOB
 from jobs.models import Job, JobHistory, teams
+from jobs.models.chains import ChainLinks, chain_links
 
 
 def visible_jobs(request: Any, queryset: QuerySet[Job] | None = None) -> QuerySet[Job]:
@@ -114,3 +115,20 @@ def chainable_jobs(request: Any) -> QuerySet[Job]:
     user, team_id = teams.scope_of(request)
     runnable = teams.jobs_visible_to(user, RUN_JOB, team_id=team_id)
     return visible_jobs(request).filter(runnable | Q(team__isnull=True))
+
+
+def chains_shown(request: Any, job: Job) -> ChainLinks:
+    """The job's chains both ways for its page, a job the user may not see as (None, "")
+    (shown as "a job of another team": no name, no link), after the ones they may."""
+    links = chain_links(job)
+    ids = {pk for side in links for pk, _name in side}
+    if not ids or filters(request).jobs is None:
+        return links
+    seen = set(visible_jobs(request).filter(pk__in=ids).values_list("pk", flat=True))
+    return ChainLinks(
+        *(
+            [link for link in side if link[0] in seen]
+            + [(None, "") for link in side if link[0] not in seen]
+            for side in links
+        )
+    )

@@ -40,7 +40,7 @@ from jobs.access.permissions import (
 )
 from jobs.forecasts import preview, upcoming
 from jobs.models import NAME_MAX_LENGTH, Job, JobChange, JobHistory, RunStatus, ScheduleType, gate
-from jobs.models.chains import CHAIN_FIELDS, chain_links
+from jobs.models.chains import CHAIN_FIELDS
 from jobs.web import action_messages, context_processors, listing, scoping
 from jobs.web import chains as chain_fields
 from jobs.web import changes as job_changes
@@ -186,7 +186,7 @@ def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     )
     context = {"section": "jobs", "job": job, "stats": job_run_stats(job), "runs": runs}
     if not request.htmx:  # the live part polled by htmx holds no changes
-        context["chains"] = chain_links(job)
+        context["chains"] = scoping.chains_shown(request, job)
         context["changes"] = job_changes.change_page(
             job, request.GET.get(job_changes.PAGE_PARAMETER), request.user
         )
@@ -451,6 +451,9 @@ def run_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         "run": run,
         "chained": chained,
         "next_attempt": _next_attempt(run),
+        # The run that started it, of a job the user may not see: no name, no link.
+        "caused_by_hidden": run.caused_by is not None
+        and not scoping.may(request, VIEW_JOB, run.caused_by.job),
     }
     return _fragment_or_page(request, "jobs/_run_live.html", "jobs/run_detail.html", context)
 

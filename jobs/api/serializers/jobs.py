@@ -7,6 +7,7 @@ import copy
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import exceptions, serializers
 
 from jobs.access.masking import (
@@ -15,6 +16,7 @@ from jobs.access.masking import (
     restore_field,
     shown_value,
 )
+from jobs.access.permissions import VIEW_JOB
 from jobs.api.limits import (
     JOB_LIMITS,
     JOB_PATTERNS,
@@ -35,6 +37,14 @@ from jobs.models import (
 from jobs.models import code as code_rules
 from jobs.models.chains import CHAIN_FIELDS
 from jobs.outbound.signing import SECRET_MAX_LENGTH
+from jobs.web import scoping
+
+
+class OtherTeamChainsSerializer(serializers.Serializer):
+    """How many jobs the user may not see each chain list holds (JobSerializer)."""
+
+    on_success = serializers.IntegerField(min_value=0, max_value=MAX_CHAINED_JOBS)
+    on_failure = serializers.IntegerField(min_value=0, max_value=MAX_CHAINED_JOBS)
 
 
 class JobSerializer(serializers.ModelSerializer):
@@ -88,6 +98,11 @@ class JobSerializer(serializers.ModelSerializer):
             "the base64 of 24 to 64 random bytes. Write-only: never returned (see "
             "has_webhook_secret). Left out, the stored one stays; an empty string removes it."
         ),
+    )
+    other_team_chains = serializers.SerializerMethodField(
+        help_text="How many jobs of a team you may not see each chain list (on_success, "
+        "on_failure) holds besides the ids shown: left out of the lists, and kept as they "
+        "are when the lists are written."
     )
     has_webhook_secret = serializers.SerializerMethodField(
         help_text="Whether the job has its own webhook signing secret."
@@ -206,6 +221,7 @@ class JobSerializer(serializers.ModelSerializer):
             "expected_seconds",
             "webhook_secret",
             "has_webhook_secret",
+            "other_team_chains",
             "consecutive_failures",
             "state",
             "schedule_text",
@@ -266,8 +282,31 @@ class JobSerializer(serializers.ModelSerializer):
     def get_code_fields(self, job: Job) -> list[str]:
         return sorted(job.code_fields)
 
+    def _hidden_chains(self, job: Job) -> dict[str, list[Job]]:
+        """Each chain list's jobs the request's user may not see (jobs.web.scoping): from
+        the prefetched lists, no query of their own."""
+        request = self.context.get("request")
+        if request is None or job.pk is None:
+            return {name: [] for name in CHAIN_FIELDS}
+        return {
+            name: [
+                target
+                for target in getattr(job, name).all()
+                if not scoping.may(request, VIEW_JOB, target)
+            ]
+            for name in CHAIN_FIELDS
+        }
+
+    @extend_schema_field(OtherTeamChainsSerializer)
+    def get_other_team_chains(self, job: Job) -> dict[str, int]:
+        return {name: len(hidden) for name, hidden in self._hidden_chains(job).items()}
+
     def to_representation(self, instance: Job) -> dict[str, Any]:
         data = super().to_representation(instance)
+        for name, hidden in self._hidden_chains(instance).items():
+            if name in data and hidden:
+                left_out = {str(target.pk) for target in hidden}
+                data[name] = [pk for pk in data[name] if str(pk) not in left_out]
         see_secrets = may_see_secrets(request_user(self), instance)
         for name in SECRET_JOB_FIELDS:
             if name in data:
@@ -286,6 +325,10 @@ class JobSerializer(serializers.ModelSerializer):
                         raise serializers.ValidationError({name: exc.messages}) from None
         if self.instance is not None:
             _refuse_code_changes(self.instance, attrs)
+            # The chained jobs the user may not see were not in what they read: kept.
+            for name, hidden in self._hidden_chains(self.instance).items():
+                if name in attrs:
+                    attrs[name] = [*attrs[name], *(t for t in hidden if t not in attrs[name])]
         # Build the job as it would be saved and let the model judge it. A copy, so a
         # rejected update leaves the loaded instance untouched.
         job = copy.copy(self.instance) if self.instance is not None else Job()

@@ -143,3 +143,77 @@ def test_the_job_page_shows_the_buttons_the_user_may_use_on_that_job(teams: Team
     offered = _buttons(everything.content.decode(), teams.site_job)
     assert offered == {"run", "toggle", "edit", "delete", "backfill"}
     assert f"/runs/{run.pk}/cancel/" in everything.content.decode()
+
+
+# --- chains to and from a job of another team --------------------------------------------
+
+
+@pytest.fixture
+def chained(teams: Teams) -> Teams:
+    """Team A's job starts team B's and the site's on success; another of team B's
+    starts team A's on failure."""
+    teams.job_a.on_success.set([teams.job_b, teams.site_job])
+    starter = make_job(name="bravo-starter", team=teams.job_b.team, queue="bravo-q")
+    starter.on_failure.set([teams.job_a])
+    return teams
+
+
+def test_the_job_page_names_no_chained_job_of_another_team(chained: Teams) -> None:
+    page = personas.signed_in(personas.team_viewer("A")).get(f"/jobs/{chained.job_a.pk}/")
+    html = page.content.decode()
+    assert "bravo-" not in html and str(chained.job_b.pk) not in html
+    # Both ways: the job it starts and the job that starts it.
+    assert html.count("a job of another team") == 2
+    assert f'<a href="/jobs/{chained.site_job.pk}/">site-job</a>' in html
+    everyone = personas.signed_in(personas.viewer()).get(f"/jobs/{chained.job_a.pk}/")
+    assert f'<a href="/jobs/{chained.job_b.pk}/">bravo-job</a>' in everyone.content.decode()
+    assert "a job of another team" not in everyone.content.decode()
+
+
+def test_the_edit_page_keeps_a_chained_job_of_another_team_without_its_name(
+    chained: Teams,
+) -> None:
+    client = personas.signed_in(personas.team_operator("A"))
+    html = client.get(f"/jobs/{chained.job_a.pk}/edit/").content.decode()
+    assert "bravo-job" not in html and "a job of another team" in html
+    assert "site-job" in html
+
+
+def test_the_run_page_names_no_run_of_another_teams_job(chained: Teams) -> None:
+    cause = make_run(chained.job_b, status=RunStatus.FAILED)
+    run = make_run(chained.job_a, status=RunStatus.SUCCESS, trigger="chain", caused_by=cause)
+    html = personas.signed_in(personas.team_viewer("A")).get(f"/runs/{run.pk}/").content.decode()
+    assert "a run of a job of another team" in html
+    assert "bravo-job" not in html and str(cause.pk) not in html
+    everyone = personas.signed_in(personas.viewer()).get(f"/runs/{run.pk}/").content.decode()
+    assert f"/runs/{cause.pk}/" in everyone and "bravo-job" in everyone
+
+
+def test_the_api_leaves_out_a_chained_job_of_another_team_and_counts_it(chained: Teams) -> None:
+    url = f"/api/v1/jobs/{chained.job_a.pk}/"
+    client = token_client(personas.team_viewer("A"))
+    body = client.get(url).json()
+    assert body["on_success"] == [str(chained.site_job.pk)]
+    assert body["other_team_chains"] == {"on_success": 1, "on_failure": 0}
+    listed = client.get("/api/v1/jobs/").content.decode()
+    assert str(chained.job_b.pk) not in listed
+    everyone = token_client(personas.viewer()).get(url).json()
+    assert sorted(everyone["on_success"]) == sorted(
+        [str(chained.job_b.pk), str(chained.site_job.pk)]
+    )
+    assert everyone["other_team_chains"] == {"on_success": 0, "on_failure": 0}
+
+
+def test_writing_the_chains_through_the_api_keeps_the_ones_of_another_team(chained: Teams) -> None:
+    """Team A's operator may not run team B's jobs: it could not chain to one, but the
+    chain someone else made stays when it writes the list it read."""
+    client = token_client(personas.team_operator("A"))
+    url = f"/api/v1/jobs/{chained.job_a.pk}/"
+    response = client.patch(url, {"on_success": [], "description": "x"}, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["on_success"] == []
+    assert set(chained.job_a.on_success.all()) == {chained.job_b}
+    # Naming a job of team B anew is still refused.
+    chained.job_a.on_success.set([])
+    refused = client.patch(url, {"on_success": [str(chained.job_b.pk)]}, format="json")
+    assert refused.status_code == 400 and not chained.job_a.on_success.exists()
