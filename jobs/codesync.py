@@ -43,7 +43,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone as django_timezone
 from django.utils.translation import gettext as _
 
-from jobs.models import Calendar, Channel, ExecutorKind, Job, ScheduleType, acting
+from jobs.models import Calendar, Channel, ExecutorKind, Job, ScheduleType, acting, teams
 from jobs.models import code as code_fields
 from jobs.models.changes import audited_fields, json_value
 from jobs.pytasks import declarations, registry, signature
@@ -150,10 +150,15 @@ class _Planned(NamedTuple):
 # --- the sync -----------------------------------------------------------------------------
 
 
-def sync(*, apply: bool = True, actor: str = "syncjobs") -> SyncReport:
+def sync(*, apply: bool = True, actor: str = "syncjobs", team: str | None = None) -> SyncReport:
     """Bring the database to the declarations (or, not `apply`, only say what that would
     change). Raises DeclarationError, changing nothing, when a declaration is wrong or a
-    task module could not be imported (its declarations cannot be known)."""
+    task module could not be imported (its declarations cannot be known).
+
+    `team`: the name of the group that becomes the team of every declared job whose
+    declaration names none (`syncjobs --team`); not recorded as declared, so a sync
+    without it (runscheduler's at start) leaves their team as it is."""
+    default_team = _default_team(team)
     declared = checked_declarations()
     with acting(None, Channel.CODE, actor), transaction.atomic():
         # Locked in key order: processes syncing at once wait for each other here.
@@ -168,7 +173,7 @@ def sync(*, apply: bool = True, actor: str = "syncjobs") -> SyncReport:
         problems: list[str] = []
         for declaration in declared:
             try:
-                planned.append(_plan(declaration, stored.get(declaration.code_key)))
+                planned.append(_plan(declaration, stored.get(declaration.code_key), default_team))
             except ValidationError as error:
                 problems.extend(_model_problems(declaration, error))
         if problems:
@@ -223,7 +228,7 @@ def _apply(planned: _Planned) -> Change:
                 "%s was created by another sync meanwhile: syncing that job", change.code_key
             )
             try:
-                again = _plan(planned.declaration, existing)
+                again = _plan(planned.declaration, existing, planned.job.team_id)
             except ValidationError as error:
                 raise DeclarationError(_model_problems(planned.declaration, error)) from None
             return _apply(again)
@@ -232,11 +237,27 @@ def _apply(planned: _Planned) -> Change:
     return change
 
 
-def _plan(declaration: Declaration, stored: Job | None) -> _Planned:
+def _default_team(name: str | None) -> int | None:
+    if name is None:
+        return None
+    found = teams.team_named(name)
+    if found is None:
+        raise DeclarationError(
+            [_("--team names no group: %(name)s.") % {"name": signature.short_repr(name)}]
+        )
+    return found
+
+
+def _plan(
+    declaration: Declaration, stored: Job | None, default_team: int | None = None
+) -> _Planned:
     """The job `declaration` makes of `stored` (None: a new one), validated; nothing is
-    written. Raises ValidationError with the model's messages."""
+    written. Raises ValidationError with the model's messages. `default_team`: the team
+    of a job whose declaration names none (sync's `team`), written, not recorded."""
     values = field_values(declaration)
     record = _record(values)
+    if default_team is not None and TEAM_FIELD not in values:
+        values[TEAM_FIELD] = default_team
     key, source = declaration.code_key, declaration.source
     if stored is None:
         job = Job(code_key=key, code_source=source, code_declaration=record, **values)
@@ -330,6 +351,8 @@ def field_values(declaration: Declaration) -> dict[str, Any]:
     if "calendar" in options:
         # By name: the calendar's id differs from one database to another.
         options["calendar_id"] = _calendar_id(options.pop("calendar"))
+    if "team" in options:  # by name too: a group's
+        options[TEAM_FIELD] = teams.team_named(options.pop("team"))
     values: dict[str, Any] = {
         "name": declaration.code_key,
         "description": task.description if task is not None else "",
@@ -342,6 +365,9 @@ def field_values(declaration: Declaration) -> dict[str, Any]:
     values.update(options)
     return values
 
+
+# The job's team, as team= (a group's name) sets it.
+TEAM_FIELD = "team_id"
 
 # Words of @register(...) that are a field under another name: jitter= is jitter_seconds.
 _OPTION_ALIASES = {"jitter": "jitter_seconds"}
@@ -412,6 +438,12 @@ def word_problems(declaration: Declaration) -> list[str]:
                 problems.append(
                     _("calendar= names no business calendar: %(name)s.")
                     % {"name": signature.short_repr(value)}
+                )
+            continue
+        if name == "team":
+            if value is not None and teams.team_named(value) is None:
+                problems.append(
+                    _("team= names no group: %(name)s.") % {"name": signature.short_repr(value)}
                 )
             continue
         problems.extend(_option_problems(_OPTION_ALIASES.get(name, name), value, allowed))

@@ -118,13 +118,16 @@ def run_import(
     disable_source: bool = False,
     strict: bool = False,
     actor: str = "importschedules",
+    team: int | None = None,
 ) -> ImportReport:
     """Import `source` (or, not `apply`, say what that would do). Raises SourceError or
-    ImportRefused, changing nothing."""
+    ImportRefused, changing nothing. `team`: the group whose team the jobs imported
+    become (`--team`); None leaves an imported job's team as it is (a new one: the
+    site's)."""
     with acting(None, Channel.IMPORT, actor), transaction.atomic(), source.atomic():
         # Read in the source's transaction: what is switched off is what was read.
         reading = source.read()
-        planned = _plan(reading)
+        planned = _plan(reading, team)
         skipped = tuple(
             Skipped(p.change.key, p.change.label, "; ".join(p.change.notes))
             for p in planned
@@ -149,7 +152,7 @@ def run_import(
         return ImportReport(reading.source, changes, applied=True, source_disabled=disabled)
 
 
-def _plan(reading: Reading) -> list[_Planned]:
+def _plan(reading: Reading, team: int | None = None) -> list[_Planned]:
     # Locked in key order: imports run at once wait for each other here.
     stored = {
         job.import_key: job
@@ -158,7 +161,7 @@ def _plan(reading: Reading) -> list[_Planned]:
         .order_by("import_key")
     }
     planned = [
-        _plan_entry(reading.source, entry, stored.get(entry.key)) for entry in reading.entries
+        _plan_entry(reading.source, entry, stored.get(entry.key), team) for entry in reading.entries
     ]
     planned.extend(
         _Planned(Change(SKIP, skipped.key, skipped.label, notes=(skipped.reason,)), None, (), None)
@@ -174,18 +177,17 @@ def _plan(reading: Reading) -> list[_Planned]:
     return planned
 
 
-def _plan_entry(source: str, entry: Entry, stored: Job | None) -> _Planned:
+def _plan_entry(source: str, entry: Entry, stored: Job | None, team: int | None) -> _Planned:
+    values = entry.values if team is None else {**entry.values, "team_id": team}
     if stored is None:
-        job = Job(
-            import_source=source, import_key=entry.key, import_record=entry.record, **entry.values
-        )
+        job = Job(import_source=source, import_key=entry.key, import_record=entry.record, **values)
         job.is_active = entry.enabled
         return _validated(CREATE, entry, job, ())
-    if stored.import_record == entry.record:
+    if stored.import_record == entry.record and team in (None, stored.team_id):
         return _Planned(Change(UNCHANGED, entry.key, entry.label), stored, (), entry)
     audited = audited_fields(Job)
     before = {name: getattr(stored, name) for name in audited}
-    for name, value in entry.values.items():
+    for name, value in values.items():
         setattr(stored, name, value)
     last_enabled = (stored.import_record or {}).get(ENABLED)
     if stored.import_record is None or last_enabled != entry.enabled:

@@ -54,7 +54,12 @@ def owned_fields(job: Any) -> frozenset[str]:
     declared = getattr(job, "code_declaration", None)
     if not getattr(job, "code_key", None) or not isinstance(declared, dict):
         return frozenset()
-    return frozenset(declared) - {OPERATOR_FIELD}
+    return frozenset(_FIELD_OF_COLUMN.get(name, name) for name in declared) - {OPERATOR_FIELD}
+
+
+# A declaration records a foreign key by its column (its value): the field the forms, the
+# admin and the API name.
+_FIELD_OF_COLUMN = {"calendar_id": "calendar", "team_id": "team"}
 
 
 def refusal(job: Any) -> str:

@@ -83,6 +83,14 @@ def scoping_on() -> bool:
     return Group.objects.filter(jobs__isnull=False).exists()
 
 
+def team_named(name: Any) -> int | None:
+    """The id of the group called `name`, as the code and the imports name a job's team
+    (ids differ from one database to another); None when there is none."""
+    if not isinstance(name, str) or not name:
+        return None
+    return Group.objects.filter(name=name).values_list("pk", flat=True).first()
+
+
 def team_groups() -> dict[int, int]:
     """Each team group (marked, or named by a job) and the team whose jobs its
     permissions hold for: itself, or the team a role group grants for."""

@@ -11,6 +11,7 @@ from django.db import IntegrityError
 from jobs.imports import sources
 from jobs.imports.entries import SourceError
 from jobs.imports.plan import ImportRefused, run_import
+from jobs.models import teams
 
 # Exit statuses, as syncjobs': 1 when --check finds the jobs differ from the source, 2 when
 # the source cannot be read or --strict refuses it (nothing is changed then).
@@ -55,12 +56,26 @@ class Command(BaseCommand):
             "--enable", action="store_true", help="crontab: enable the shell jobs it makes"
         )
         parser.add_argument(
+            "--team",
+            metavar="GROUP",
+            help="the group (by name) whose team the imported jobs become; left out, an "
+            "imported job's team stays as it is",
+        )
+        parser.add_argument(
             "--strict",
             action="store_true",
             help="stop, changing nothing, when any entry would be skipped",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        team = None
+        if options["team"] is not None:
+            team = teams.team_named(options["team"])
+            if team is None:
+                raise CommandError(
+                    f"--team names no group: {options['team']!r}; nothing was changed",
+                    returncode=INVALID,
+                )
         try:
             source = sources.open_source(
                 options["kind"],
@@ -74,6 +89,7 @@ class Command(BaseCommand):
                 apply=not (options["dry_run"] or options["check"]),
                 disable_source=options["disable_source"],
                 strict=options["strict"],
+                team=team,
             )
         except SourceError as error:
             raise CommandError(f"{error}; nothing was changed", returncode=INVALID) from None

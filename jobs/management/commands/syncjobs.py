@@ -22,6 +22,12 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--team",
+            metavar="GROUP",
+            help="the group (by name) whose team every declared job becomes whose "
+            "declaration gives no team=; left out, their team stays as it is",
+        )
         modes = parser.add_mutually_exclusive_group()
         modes.add_argument(
             "--dry-run", action="store_true", help="print what would change; change nothing"
@@ -35,7 +41,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         apply = not (options["dry_run"] or options["check"])
         try:
-            report = codesync.sync(apply=apply)
+            report = codesync.sync(apply=apply, team=options["team"])
         except codesync.DeclarationError as error:
             raise CommandError(
                 f"the schedules in code cannot be synced; nothing was changed:\n{error}",
